@@ -1,0 +1,77 @@
+//! Builds the built-in tools (`tools-wasm/`) for wasm32-wasip2 and embeds
+//! them in the binary, so a user gets them with nothing else to do.
+//!
+//! Runs a nested `cargo build` with its own target folder (inside OUT_DIR,
+//! so it never contends for the outer build's lock) and writes
+//! `builtin_tools.rs`: one entry per tool crate that has a `tool.toml`, with
+//! the manifest and the component included as static data. The guest target
+//! folder is exported as `TOOLCELL_GUEST_TARGET_DIR` so that the tests build
+//! their fixture components there and reuse the compiled dependencies.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const GUEST_TARGET: &str = "wasm32-wasip2";
+
+fn main() {
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let tools_dir = manifest_dir.join("../tools-wasm").canonicalize().expect("tools-wasm/ next to host/");
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let target_dir = out_dir.join("guest-target");
+
+    let tools = tool_crates(&tools_dir);
+    for path in ["wit", "Cargo.toml", "Cargo.lock", "guest"] {
+        println!("cargo:rerun-if-changed={}", tools_dir.join(path).display());
+    }
+    for tool in &tools {
+        println!("cargo:rerun-if-changed={}", tools_dir.join(tool).display());
+    }
+
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut build = Command::new(cargo);
+    build
+        .args(["build", "--release", "--target", GUEST_TARGET, "--manifest-path"])
+        .arg(tools_dir.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target_dir);
+    // The outer build's flags and wrappers are for the host target, not ours.
+    for var in ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "RUSTC_WORKSPACE_WRAPPER", "RUSTC_WRAPPER", "CARGO_PROFILE_RELEASE_DEBUG", "CARGO_PROFILE_RELEASE_INCREMENTAL"] {
+        build.env_remove(var);
+    }
+    let status = build.status().expect("running cargo to build the built-in tools");
+    if !status.success() {
+        panic!(
+            "building the built-in tools in {} failed (see above). If the error says the \
+             `{GUEST_TARGET}` target may not be installed, run `rustup target add {GUEST_TARGET}`.",
+            tools_dir.display()
+        );
+    }
+
+    let wasm_dir = target_dir.join(GUEST_TARGET).join("release");
+    let mut generated = String::from("/// The built-in tools, built from `tools-wasm/` by `host/build.rs`.\npub static BUILTIN_TOOLS: &[BuiltinTool] = &[\n");
+    for tool in &tools {
+        let manifest = tools_dir.join(tool).join("tool.toml");
+        let wasm = wasm_dir.join(format!("{}.wasm", tool.replace('-', "_")));
+        assert!(wasm.is_file(), "the build did not produce {}", wasm.display());
+        generated.push_str(&format!(
+            "    BuiltinTool {{ crate_dir: {tool:?}, manifest: include_str!({:?}), wasm: include_bytes!({:?}) }},\n",
+            manifest.display().to_string(),
+            wasm.display().to_string()
+        ));
+    }
+    generated.push_str("];\n");
+    std::fs::write(out_dir.join("builtin_tools.rs"), generated).expect("writing builtin_tools.rs");
+    println!("cargo:rustc-env=TOOLCELL_GUEST_TARGET_DIR={}", target_dir.display());
+}
+
+/// Tool crates: folders of `tools-wasm/` holding a `tool.toml`, sorted.
+fn tool_crates(tools_dir: &Path) -> Vec<String> {
+    let mut tools: Vec<String> = std::fs::read_dir(tools_dir)
+        .expect("reading tools-wasm/")
+        .filter_map(|entry| entry.ok())
+        .filter(|entry| entry.path().join("tool.toml").is_file())
+        .filter_map(|entry| entry.file_name().to_str().map(str::to_string))
+        .collect();
+    tools.sort();
+    tools
+}

@@ -1,0 +1,117 @@
+//! The command line: flags parsed by clap, one file per subcommand.
+//!
+//! Exit codes (also in the README):
+//! - 0: success;
+//! - 1: toolcell could not do what was asked (bad config, bad manifest,
+//!   install failure, I/O error);
+//! - 2: the command line is wrong;
+//! - 3: a tool ran (or was about to) and failed: invalid arguments, the
+//!   tool's own error, a timeout, a trap, a limit;
+//! - 4: a tool call was refused: denied by policy or by the user, or the
+//!   tool is disabled.
+
+mod tools;
+
+use crate::config::WorkspaceConfig;
+use crate::dispatch::Dispatcher;
+use crate::locations;
+use crate::registry::Registry;
+use crate::sandbox::{Allocation, SandboxOptions};
+use anyhow::{Context, Result};
+use clap::{Parser, Subcommand};
+use std::io::Write;
+use std::path::PathBuf;
+
+/// Exit code: success.
+pub const EXIT_OK: i32 = 0;
+/// Exit code: toolcell could not do what was asked.
+pub const EXIT_ERROR: i32 = 1;
+/// Exit code: the command line is wrong (clap's own code).
+pub const EXIT_USAGE: i32 = 2;
+/// Exit code: a tool call failed.
+pub const EXIT_TOOL_FAILED: i32 = 3;
+/// Exit code: a tool call was refused.
+pub const EXIT_DENIED: i32 = 4;
+
+/// Environment variable selecting log output, in `tracing` filter syntax
+/// (`info`, `toolcell=debug`); warnings only by default.
+pub const LOG_ENV: &str = "TOOLCELL_LOG";
+
+/// toolcell runs the tools a language model (or a script) may use, each a
+/// WebAssembly component in its own cell that sees only the folders it was
+/// granted.
+#[derive(Debug, Parser)]
+#[command(name = "toolcell", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// Workspace config to use instead of the nearest toolcell.toml.
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List, inspect, call, install and remove tools.
+    #[command(subcommand)]
+    Tools(tools::ToolsCommand),
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+        }
+    };
+    init_logging();
+    let outcome = match cli.command {
+        Command::Tools(command) => tools::run(&cli.config, command),
+    };
+    match outcome {
+        Ok(code) => code,
+        Err(e) if is_broken_pipe(&e) => EXIT_OK,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            EXIT_ERROR
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).without_time().try_init();
+}
+
+/// A reader of stdout went away (`toolcell tools list | head`): not an error.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+/// Writes `text` and a newline to stdout.
+fn print_out(text: &str) -> Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{text}")?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// The workspace config and tool registry for this invocation.
+fn load_workspace(config: &Option<PathBuf>) -> Result<(WorkspaceConfig, Registry)> {
+    let cwd = std::env::current_dir().context("cannot determine the current folder")?;
+    let config = WorkspaceConfig::discover(config.as_deref(), &cwd)?;
+    let registry = Registry::load(locations::user_tools_dir().as_deref(), &config.workspace_tools_dir());
+    Ok((config, registry))
+}
+
+/// A dispatcher over the workspace, with the sandbox started.
+fn open_dispatcher(config: &Option<PathBuf>) -> Result<Dispatcher> {
+    let (config, registry) = load_workspace(config)?;
+    Dispatcher::new(config, registry, sandbox_options())
+}
+
+fn sandbox_options() -> SandboxOptions {
+    SandboxOptions { cache_dir: locations::component_cache_dir(), allocation: Allocation::Pooling }
+}

@@ -1,0 +1,268 @@
+//! `toolcell tools …`: list, show, call, add and remove tools.
+
+use super::{EXIT_DENIED, EXIT_ERROR, EXIT_OK, EXIT_TOOL_FAILED, load_workspace, open_dispatcher, print_out};
+use crate::approval::{ApproveAll, Approver, TerminalApprover};
+use crate::config::WorkspaceConfig;
+use crate::dispatch::Dispatcher;
+use crate::grant::{ApprovalSource, ToolGrant};
+use crate::install::{self, ToolFiles};
+use crate::locations;
+use crate::registry::{Registry, ToolEntry};
+use crate::sandbox::Sandbox;
+use anyhow::{Context, Result, bail};
+use clap::Subcommand;
+use serde_json::{Value, json};
+use std::path::PathBuf;
+
+/// Width of the description column of `tools list`.
+const DESCRIPTION_WIDTH: usize = 60;
+
+#[derive(Debug, Subcommand)]
+pub enum ToolsCommand {
+    /// List the tools of this workspace: built-in, user and workspace ones.
+    List {
+        /// Print JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show one tool: description, schema, capabilities, approval, limits.
+    Show {
+        name: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Call a tool directly and print its JSON result.
+    Call {
+        name: String,
+        /// The arguments, a JSON object.
+        #[arg(long, value_name = "JSON", default_value = "{}")]
+        args: String,
+        /// Approve the call if the tool needs approval (instead of asking).
+        #[arg(long, short = 'y')]
+        yes: bool,
+        /// Print an envelope {ok, result | error, duration_ms} as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Also print what the tool wrote to stdout and stderr (to stderr).
+        #[arg(long)]
+        logs: bool,
+    },
+    /// Install a tool: its folder (tool.toml + one .wasm), or the two files.
+    Add {
+        #[arg(required = true, num_args = 1..=2, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+        /// Install for the user (every workspace) instead of this workspace.
+        #[arg(long)]
+        user: bool,
+    },
+    /// Remove an installed tool.
+    Remove { name: String },
+}
+
+pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
+    match command {
+        ToolsCommand::List { json } => {
+            let (config, registry) = load_workspace(config)?;
+            list(&config, &registry, json)
+        }
+        ToolsCommand::Show { name, json } => {
+            let (config, registry) = load_workspace(config)?;
+            show(&config, &registry, &name, json)
+        }
+        ToolsCommand::Call { name, args, yes, json, logs } => {
+            let args: Value = serde_json::from_str(&args).context("--args is not valid JSON")?;
+            if !args.is_object() {
+                bail!("--args must be a JSON object, such as '{{\"path\": \"notes.md\"}}'");
+            }
+            let dispatcher = open_dispatcher(config)?;
+            call(&dispatcher, &name, &args, yes, json, logs)
+        }
+        ToolsCommand::Add { paths, user } => {
+            let (config, registry) = load_workspace(config)?;
+            let files = ToolFiles::resolve(&paths)?;
+            let tools_dir = if user {
+                locations::user_tools_dir().context("no user data folder: set TOOLCELL_DATA_DIR or HOME")?
+            } else {
+                config.workspace_tools_dir()
+            };
+            let sandbox = Sandbox::new(super::sandbox_options())?;
+            let manifest = install::add(&sandbox, &registry, &files, &tools_dir)?;
+            print_out(&format!("installed `{}` {} into {}", manifest.name, manifest.version, tools_dir.join(&manifest.name).display()))?;
+            Ok(EXIT_OK)
+        }
+        ToolsCommand::Remove { name } => {
+            let (_, registry) = load_workspace(config)?;
+            let folder = install::remove(&registry, &name)?;
+            print_out(&format!("removed `{name}` ({})", folder.display()))?;
+            Ok(EXIT_OK)
+        }
+    }
+}
+
+fn report_problems(registry: &Registry) {
+    for problem in registry.problems() {
+        eprintln!("warning: {problem}");
+    }
+}
+
+fn list(config: &WorkspaceConfig, registry: &Registry, json: bool) -> Result<i32> {
+    report_problems(registry);
+    if json {
+        let tools: Vec<Value> = registry.tools().map(|entry| describe(entry, ToolGrant::resolve(&entry.manifest, config).ok().as_ref())).collect();
+        print_out(&serde_json::to_string_pretty(&tools)?)?;
+        return Ok(EXIT_OK);
+    }
+    let width = registry.tools().map(|t| t.manifest.name.len()).max().unwrap_or(4).max(4);
+    let mut table = format!("{:width$}  {:9}  {:8}  {:5}  DESCRIPTION", "NAME", "SOURCE", "APPROVAL", "FS");
+    for entry in registry.tools() {
+        let approval = match ToolGrant::resolve(&entry.manifest, config) {
+            Ok(grant) if !grant.enabled => "disabled".to_string(),
+            Ok(grant) => grant.approval.to_string(),
+            Err(_) => "invalid".to_string(),
+        };
+        table.push_str(&format!(
+            "\n{:width$}  {:9}  {:8}  {:5}  {}",
+            entry.manifest.name,
+            entry.source.to_string(),
+            approval,
+            entry.manifest.capabilities.fs.to_string(),
+            shorten(&entry.manifest.description, DESCRIPTION_WIDTH)
+        ));
+    }
+    print_out(&table)?;
+    Ok(EXIT_OK)
+}
+
+fn show(config: &WorkspaceConfig, registry: &Registry, name: &str, json: bool) -> Result<i32> {
+    let Some(entry) = registry.get(name) else {
+        bail!("there is no tool named `{name}`; the tools are: {}", registry.names().join(", "));
+    };
+    let grant = ToolGrant::resolve(&entry.manifest, config)?;
+    if json {
+        print_out(&serde_json::to_string_pretty(&describe(entry, Some(&grant)))?)?;
+        return Ok(EXIT_OK);
+    }
+    let m = &entry.manifest;
+    let from = match &entry.folder {
+        Some(folder) => format!("{}, {}", entry.source, folder.display()),
+        None => entry.source.to_string(),
+    };
+    let approval_source = match grant.approval_source {
+        ApprovalSource::Manifest => "the tool's default",
+        ApprovalSource::Config => "set in the workspace config",
+    };
+    let roots = if grant.preopens.is_empty() {
+        "none".to_string()
+    } else {
+        grant
+            .preopens
+            .iter()
+            .map(|p| format!("{} = {} ({})", p.guest, p.host.display(), if p.writable { "read-write" } else { "read-only" }))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    let list_or_none = |items: &[String]| if items.is_empty() { "none".to_string() } else { items.join(", ") };
+    let text = format!(
+        "{} {} ({from})\n  {}\n\nenabled:     {}\nmutates:     {}\napproval:    {} ({approval_source})\nfile system: asks {}; granted roots: {roots}\nnetwork:     asks {}; granted {}\nenvironment: asks {}; granted {}\nlimits:      timeout {} ms, memory {} MiB, result {} bytes\nparameters:\n{}",
+        m.name,
+        m.version,
+        m.description,
+        if grant.enabled { "yes" } else { "no" },
+        if m.mutates { "yes" } else { "no" },
+        grant.approval,
+        m.capabilities.fs,
+        list_or_none(&m.capabilities.network),
+        list_or_none(&grant.network),
+        list_or_none(&m.capabilities.env),
+        list_or_none(&grant.env),
+        grant.limits.timeout_ms,
+        grant.limits.memory_mb,
+        grant.limits.max_output_bytes,
+        serde_json::to_string_pretty(&m.parameters)?,
+    );
+    print_out(&text)?;
+    Ok(EXIT_OK)
+}
+
+/// A tool as JSON, for `list --json` and `show --json`.
+fn describe(entry: &ToolEntry, grant: Option<&ToolGrant>) -> Value {
+    let m = &entry.manifest;
+    let mut value = json!({
+        "name": m.name,
+        "version": m.version,
+        "description": m.description,
+        "source": entry.source.to_string(),
+        "folder": entry.folder,
+        "mutates": m.mutates,
+        "parameters": m.parameters,
+        "capabilities": { "fs": m.capabilities.fs.to_string(), "network": m.capabilities.network, "env": m.capabilities.env },
+    });
+    if let Some(grant) = grant {
+        value["enabled"] = json!(grant.enabled);
+        value["approval"] = json!(grant.approval.to_string());
+        value["limits"] = json!({
+            "timeout_ms": grant.limits.timeout_ms,
+            "memory_mb": grant.limits.memory_mb,
+            "max_output_bytes": grant.limits.max_output_bytes,
+        });
+        value["granted"] = json!({
+            "roots": grant.preopens.iter().map(|p| json!({"name": p.guest, "path": p.host, "writable": p.writable})).collect::<Vec<_>>(),
+            "network": grant.network,
+            "env": grant.env,
+        });
+    }
+    value
+}
+
+fn call(dispatcher: &Dispatcher, name: &str, args: &Value, yes: bool, json: bool, logs: bool) -> Result<i32> {
+    let approver: &dyn Approver = if yes { &ApproveAll } else { &TerminalApprover };
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let outcome = runtime.block_on(dispatcher.call(name, args, approver));
+    if logs {
+        for (stream, captured) in [("stdout", &outcome.stdout), ("stderr", &outcome.stderr)] {
+            if !captured.text.is_empty() || captured.dropped > 0 {
+                eprintln!("--- {name} {stream} ---\n{}", captured.text.trim_end());
+                if captured.dropped > 0 {
+                    eprintln!("--- {stream} truncated: {} more bytes dropped ---", captured.dropped);
+                }
+            }
+        }
+    }
+    let duration_ms = outcome.duration.as_secs_f64() * 1000.0;
+    match outcome.result {
+        Ok(result) => {
+            if json {
+                print_out(&serde_json::to_string_pretty(&json!({"ok": true, "result": result, "duration_ms": duration_ms}))?)?;
+            } else {
+                print_out(&serde_json::to_string_pretty(&result)?)?;
+            }
+            Ok(EXIT_OK)
+        }
+        Err(error) => {
+            if json {
+                let envelope = json!({"ok": false, "error": {"kind": error.kind(), "message": error.to_string()}, "duration_ms": duration_ms});
+                print_out(&serde_json::to_string_pretty(&envelope)?)?;
+            } else {
+                eprintln!("error: {error}");
+            }
+            Ok(if error.is_denial() {
+                EXIT_DENIED
+            } else if matches!(error, crate::dispatch::CallError::Unavailable { .. } | crate::dispatch::CallError::UnknownTool { .. }) {
+                EXIT_ERROR
+            } else {
+                EXIT_TOOL_FAILED
+            })
+        }
+    }
+}
+
+fn shorten(text: &str, width: usize) -> String {
+    let first_sentence = text.split(". ").next().unwrap_or(text);
+    if first_sentence.chars().count() <= width {
+        first_sentence.trim_end_matches('.').to_string()
+    } else {
+        let cut: String = first_sentence.chars().take(width - 1).collect();
+        format!("{cut}…")
+    }
+}

@@ -1,0 +1,288 @@
+//! The workspace config, `toolcell.toml`.
+//!
+//! Found in the current folder or its parents, or given with `--config`. It
+//! says which folders the tools may see (the roots) and, per tool, whether it
+//! is enabled, its approval and its limit overrides, and which of the
+//! environment variables and network hosts it asks for are granted. With no
+//! config, the current folder is the one root, writable for tools that ask
+//! to write.
+//!
+//! ```toml
+//! [[roots]]
+//! path = "."            # relative to this file; the first root is `.` for tools
+//! access = "write"      # read | write
+//!
+//! [[roots]]
+//! path = "../reference"
+//! access = "read"
+//! name = "reference"    # tools address it as `reference/...`
+//!
+//! [tools.write_file]
+//! approval = "ask"      # ask | auto | deny
+//!
+//! [tools.fetch_weather]
+//! enabled = true
+//! network = ["api.weather.example"]
+//! env = ["WEATHER_TOKEN"]
+//! timeout_ms = 5000
+//! ```
+
+use crate::limits;
+use crate::manifest::{is_env_name, line_col};
+use anyhow::{Context, Result, bail};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// The config file's name, looked for in the current folder and its parents.
+pub const CONFIG_FILE: &str = "toolcell.toml";
+/// Per-workspace state (installed tools, later the run store) lives here.
+pub const STATE_DIR: &str = ".toolcell";
+
+/// Whether tools may change a root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum RootAccess {
+    Read,
+    #[default]
+    Write,
+}
+
+/// A folder the tools may see.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    /// Canonical host path.
+    pub path: PathBuf,
+    /// How tools address it: `.` for the first root, its name for others.
+    pub mount: String,
+    pub access: RootAccess,
+}
+
+/// The user's approval choice for one tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalSetting {
+    Ask,
+    Auto,
+    Deny,
+}
+
+/// The user's settings for one tool.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolSettings {
+    pub enabled: bool,
+    pub approval: Option<ApprovalSetting>,
+    pub timeout_ms: Option<u64>,
+    pub memory_mb: Option<u64>,
+    pub max_output_bytes: Option<u64>,
+    /// Environment names granted (only those the manifest asks for count).
+    pub env: Vec<String>,
+    /// Network hosts granted (only those the manifest asks for count).
+    pub network: Vec<String>,
+}
+
+/// A loaded workspace config.
+#[derive(Debug, Clone)]
+pub struct WorkspaceConfig {
+    /// The file it came from; `None` when no config was found.
+    pub file: Option<PathBuf>,
+    /// The workspace folder: the config's folder, or the current folder.
+    pub workspace: PathBuf,
+    pub roots: Vec<Root>,
+    pub tools: BTreeMap<String, ToolSettings>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    #[serde(default)]
+    roots: Vec<Spanned<RawRoot>>,
+    #[serde(default)]
+    tools: BTreeMap<String, Spanned<RawToolSettings>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRoot {
+    path: String,
+    #[serde(default)]
+    access: RootAccess,
+    name: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawToolSettings {
+    enabled: Option<bool>,
+    approval: Option<ApprovalSetting>,
+    timeout_ms: Option<u64>,
+    memory_mb: Option<u64>,
+    max_output_bytes: Option<u64>,
+    #[serde(default)]
+    env: Vec<String>,
+    #[serde(default)]
+    network: Vec<String>,
+}
+
+impl WorkspaceConfig {
+    /// Loads `explicit` if given, else the nearest `toolcell.toml` from `cwd`
+    /// upwards, else the default config for `cwd`.
+    pub fn discover(explicit: Option<&Path>, cwd: &Path) -> Result<Self> {
+        if let Some(file) = explicit {
+            let file = std::path::absolute(file).with_context(|| format!("cannot resolve {}", file.display()))?;
+            return Self::load(&file);
+        }
+        for dir in cwd.ancestors() {
+            let candidate = dir.join(CONFIG_FILE);
+            if candidate.is_file() {
+                return Self::load(&candidate);
+            }
+        }
+        Self::default_for(cwd)
+    }
+
+    /// The config used when there is no file: `cwd` is the one root, writable.
+    pub fn default_for(cwd: &Path) -> Result<Self> {
+        let path = cwd.canonicalize().with_context(|| format!("cannot open the current folder {}", cwd.display()))?;
+        Ok(Self {
+            file: None,
+            workspace: path.clone(),
+            roots: vec![Root { path, mount: ".".into(), access: RootAccess::Write }],
+            tools: BTreeMap::new(),
+        })
+    }
+
+    /// Reads and validates the config at `file`.
+    pub fn load(file: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read the config {}", file.display()))?;
+        Self::parse(file, &text)
+    }
+
+    /// Validates config `text`; relative root paths resolve against `file`'s folder.
+    pub fn parse(file: &Path, text: &str) -> Result<Self> {
+        let where_ = |span: std::ops::Range<usize>| {
+            let (line, col) = line_col(text, span.start);
+            format!("{}:{line}:{col}", file.display())
+        };
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let at = e.span().map(where_).unwrap_or_else(|| file.display().to_string());
+            anyhow::anyhow!("invalid config {at}: {}\n  fix: correct or remove that key; see the README's \"Configuration\" section", e.message().trim())
+        })?;
+        let workspace = file.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let workspace = workspace.canonicalize().with_context(|| format!("cannot open the config's folder {}", workspace.display()))?;
+
+        let mut roots: Vec<Root> = Vec::new();
+        for (index, spanned) in raw.roots.iter().enumerate() {
+            let at = where_(spanned.span());
+            let root = spanned.get_ref();
+            let host = workspace.join(&root.path);
+            let path = host.canonicalize().map_err(|e| {
+                anyhow::anyhow!("invalid config {at}: root `{}` cannot be opened ({e})\n  fix: create the folder or correct `path`", root.path)
+            })?;
+            if !path.is_dir() {
+                bail!("invalid config {at}: root `{}` is not a folder\n  fix: point `path` at a folder", root.path);
+            }
+            let mount = if index == 0 {
+                if let Some(name) = &root.name {
+                    bail!("invalid config {at}: the first root is always `.` for tools, it cannot be named `{name}`\n  fix: remove `name` from the first [[roots]] entry");
+                }
+                ".".to_string()
+            } else {
+                let name = match &root.name {
+                    Some(name) => name.clone(),
+                    None => path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string(),
+                };
+                let valid = !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
+                if !valid {
+                    bail!("invalid config {at}: `{name}` cannot name a root\n  fix: give `name` a single folder name such as \"docs\"");
+                }
+                if roots.iter().any(|r| r.mount == name) {
+                    bail!("invalid config {at}: two roots are named `{name}`\n  fix: give one of them another `name`");
+                }
+                name
+            };
+            roots.push(Root { path, mount, access: root.access });
+        }
+        if roots.is_empty() {
+            roots.push(Root { path: workspace.clone(), mount: ".".into(), access: RootAccess::Write });
+        }
+
+        let mut tools = BTreeMap::new();
+        for (name, spanned) in raw.tools {
+            let at = where_(spanned.span());
+            let raw = spanned.into_inner();
+            let in_range = |key: &str, value: Option<u64>, range: std::ops::RangeInclusive<u64>| -> Result<Option<u64>> {
+                match value {
+                    Some(v) if !range.contains(&v) => bail!(
+                        "invalid config {at}: tools.{name}.{key} = {v} is out of range\n  fix: use a value from {} to {}",
+                        range.start(),
+                        range.end()
+                    ),
+                    other => Ok(other),
+                }
+            };
+            let settings = ToolSettings {
+                enabled: raw.enabled.unwrap_or(true),
+                approval: raw.approval,
+                timeout_ms: in_range("timeout_ms", raw.timeout_ms, limits::TIMEOUT_MS_RANGE)?,
+                memory_mb: in_range("memory_mb", raw.memory_mb, limits::MEMORY_MB_RANGE)?,
+                max_output_bytes: in_range("max_output_bytes", raw.max_output_bytes, limits::OUTPUT_BYTES_RANGE)?,
+                env: raw.env,
+                network: raw.network,
+            };
+            if let Some(bad) = settings.env.iter().find(|n| !is_env_name(n)) {
+                bail!("invalid config {at}: tools.{name}.env: `{bad}` is not an environment variable name\n  fix: list names such as \"API_TOKEN\"");
+            }
+            tools.insert(name, settings);
+        }
+
+        Ok(Self { file: Some(file.to_path_buf()), workspace, roots, tools })
+    }
+
+    /// The user's settings for `tool`, or the defaults.
+    pub fn tool(&self, tool: &str) -> ToolSettings {
+        self.tools.get(tool).cloned().unwrap_or(ToolSettings { enabled: true, ..ToolSettings::default() })
+    }
+
+    /// Where workspace-installed tools live.
+    pub fn workspace_tools_dir(&self) -> PathBuf {
+        self.workspace.join(STATE_DIR).join("tools")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_key_names_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(CONFIG_FILE);
+        let err = WorkspaceConfig::parse(&file, "[[roots]]\npath = \".\"\nacess = \"read\"\n").unwrap_err();
+        let msg = format!("{err:#}");
+        assert!(msg.contains(":3:1"), "{msg}");
+        assert!(msg.contains("unknown field `acess`"), "{msg}");
+    }
+
+    #[test]
+    fn roots_resolve_relative_to_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("docs")).unwrap();
+        let file = dir.path().join(CONFIG_FILE);
+        let text = "[[roots]]\npath = \".\"\naccess = \"read\"\n[[roots]]\npath = \"docs\"\n";
+        let config = WorkspaceConfig::parse(&file, text).unwrap();
+        assert_eq!(config.roots.len(), 2);
+        assert_eq!(config.roots[0].mount, ".");
+        assert_eq!(config.roots[0].access, RootAccess::Read);
+        assert_eq!(config.roots[1].mount, "docs");
+    }
+
+    #[test]
+    fn missing_root_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(CONFIG_FILE);
+        let err = WorkspaceConfig::parse(&file, "[[roots]]\npath = \"nope\"\n").unwrap_err();
+        assert!(format!("{err:#}").contains("root `nope` cannot be opened"));
+    }
+}

@@ -1,0 +1,178 @@
+//! The path of one tool call: registry → validation → policy and approval →
+//! sandbox. Every caller (the CLI today; the agent loop, workflows and the
+//! MCP server later) goes through [`Dispatcher::call`], so a call is checked
+//! the same way whoever makes it.
+
+use crate::approval::{ApprovalMode, ApprovalRequest, Approver, Decision};
+use crate::config::WorkspaceConfig;
+use crate::grant::ToolGrant;
+use crate::registry::{Registry, ToolEntry};
+use crate::sandbox::cache::CacheStatus;
+use crate::sandbox::output::CapturedOutput;
+use crate::sandbox::{PreparedTool, RunError, Sandbox, SandboxOptions};
+use anyhow::{Context, Result};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Why a call produced no result.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error("there is no tool named `{name}`; the tools are: {}", available.join(", "))]
+    UnknownTool { name: String, available: Vec<String> },
+    #[error("`{name}` is disabled in the workspace config")]
+    Disabled { name: String },
+    #[error("the arguments do not fit the schema of `{tool}`: {}", problems.join("; "))]
+    InvalidArgs { tool: String, problems: Vec<String> },
+    #[error("`{tool}` was not run: {reason}")]
+    Denied { tool: String, reason: String },
+    #[error("`{tool}` cannot be used: {message}")]
+    Unavailable { tool: String, message: String },
+    #[error("`{tool}` {error}")]
+    Run { tool: String, error: RunError },
+}
+
+impl CallError {
+    /// A short machine-readable kind, stable for scripts and the model.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallError::UnknownTool { .. } => "unknown-tool",
+            CallError::Disabled { .. } => "disabled",
+            CallError::InvalidArgs { .. } => "invalid-args",
+            CallError::Denied { .. } => "denied",
+            CallError::Unavailable { .. } => "unavailable",
+            CallError::Run { error, .. } => match error {
+                RunError::Tool { kind, .. } => kind.as_str(),
+                RunError::Timeout { .. } => "timeout",
+                RunError::MemoryLimit { .. } => "memory-limit",
+                RunError::Trap { .. } => "trap",
+                RunError::OutputTooLarge { .. } => "output-too-large",
+                RunError::InvalidResult { .. } => "invalid-result",
+                RunError::Setup(_) => "failed",
+            },
+        }
+    }
+
+    /// Whether the call was refused by policy or by the user, rather than failing.
+    pub fn is_denial(&self) -> bool {
+        matches!(self, CallError::Denied { .. } | CallError::Disabled { .. })
+    }
+}
+
+/// The outcome of one call.
+#[derive(Debug)]
+pub struct CallOutcome {
+    pub result: Result<Value, CallError>,
+    pub stdout: CapturedOutput,
+    pub stderr: CapturedOutput,
+    pub duration: Duration,
+}
+
+impl CallOutcome {
+    fn refused(error: CallError, started: Instant) -> Self {
+        Self { result: Err(error), stdout: CapturedOutput::default(), stderr: CapturedOutput::default(), duration: started.elapsed() }
+    }
+}
+
+/// Runs tool calls for one workspace.
+pub struct Dispatcher {
+    config: WorkspaceConfig,
+    registry: Registry,
+    sandbox: Sandbox,
+    prepared: Mutex<HashMap<String, PreparedTool>>,
+}
+
+impl Dispatcher {
+    pub fn new(config: WorkspaceConfig, registry: Registry, options: SandboxOptions) -> Result<Self> {
+        let sandbox = Sandbox::new(options).context("cannot start the WebAssembly sandbox")?;
+        Ok(Self { config, registry, sandbox, prepared: Mutex::default() })
+    }
+
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    pub fn config(&self) -> &WorkspaceConfig {
+        &self.config
+    }
+
+    pub fn sandbox(&self) -> &Sandbox {
+        &self.sandbox
+    }
+
+    /// The compiled tool, compiling (or loading from the cache) on first use.
+    pub fn prepared(&self, entry: &ToolEntry) -> Result<PreparedTool> {
+        let name = &entry.manifest.name;
+        if let Some(ready) = self.prepared.lock().unwrap_or_else(|p| p.into_inner()).get(name) {
+            return Ok(ready.clone());
+        }
+        let wasm = entry.component.read().with_context(|| format!("cannot read the component of `{name}`"))?;
+        let ready = self.sandbox.prepare(&wasm).with_context(|| format!("the component of `{name}` is unusable"))?;
+        match ready.cache {
+            CacheStatus::Hit => tracing::info!("{name}: component loaded from the compile cache"),
+            CacheStatus::Compiled => tracing::info!("{name}: component compiled and stored in the compile cache"),
+            CacheStatus::Uncached => tracing::info!("{name}: component compiled (no compile cache)"),
+        }
+        self.prepared.lock().unwrap_or_else(|p| p.into_inner()).insert(name.clone(), ready.clone());
+        Ok(ready)
+    }
+
+    /// Calls tool `name` with `args`, asking `approver` when the policy says `ask`.
+    pub async fn call(&self, name: &str, args: &Value, approver: &dyn Approver) -> CallOutcome {
+        let started = Instant::now();
+        let Some(entry) = self.registry.get(name) else {
+            let available = self.registry.names().into_iter().map(String::from).collect();
+            return CallOutcome::refused(CallError::UnknownTool { name: name.to_string(), available }, started);
+        };
+        let grant = match ToolGrant::resolve(&entry.manifest, &self.config) {
+            Ok(grant) => grant,
+            Err(e) => return CallOutcome::refused(CallError::Unavailable { tool: name.into(), message: format!("{e:#}") }, started),
+        };
+        if !grant.enabled {
+            return CallOutcome::refused(CallError::Disabled { name: name.into() }, started);
+        }
+        let problems = schema_problems(entry, args);
+        if !problems.is_empty() {
+            return CallOutcome::refused(CallError::InvalidArgs { tool: name.into(), problems }, started);
+        }
+        match grant.approval {
+            ApprovalMode::Auto => {}
+            ApprovalMode::Deny => {
+                let reason = "the workspace config denies this tool (approval = \"deny\")".to_string();
+                return CallOutcome::refused(CallError::Denied { tool: name.into(), reason }, started);
+            }
+            ApprovalMode::Ask => {
+                let request = ApprovalRequest { tool: name, args, mutates: entry.manifest.mutates };
+                if let Decision::Declined(reason) = approver.decide(&request) {
+                    return CallOutcome::refused(CallError::Denied { tool: name.into(), reason }, started);
+                }
+            }
+        }
+        let prepared = match self.prepared(entry) {
+            Ok(prepared) => prepared,
+            Err(e) => return CallOutcome::refused(CallError::Unavailable { tool: name.into(), message: format!("{e:#}") }, started),
+        };
+        let args_text = args.to_string();
+        let run = self.sandbox.run(&prepared, &grant, &args_text).await;
+        CallOutcome {
+            result: run.result.map_err(|error| CallError::Run { tool: name.into(), error }),
+            stdout: run.stdout,
+            stderr: run.stderr,
+            duration: started.elapsed(),
+        }
+    }
+}
+
+/// What is wrong with `args` for `entry`'s schema: one line per problem,
+/// naming the field.
+fn schema_problems(entry: &ToolEntry, args: &Value) -> Vec<String> {
+    entry
+        .validator
+        .iter_errors(args)
+        .map(|error| {
+            let at = error.instance_path().to_string();
+            if at.is_empty() { error.to_string() } else { format!("at `{at}`: {error}") }
+        })
+        .collect()
+}

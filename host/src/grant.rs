@@ -1,0 +1,116 @@
+//! What one tool is granted: the intersection of what its manifest asks and
+//! what the user's config allows, never more.
+//!
+//! - File system: no roots for `fs = "none"`; every root read-only for
+//!   `fs = "read"`; for `fs = "write"`, writable only where the root's
+//!   `access` is `write`.
+//! - Environment and network: only names/hosts the manifest asks for *and*
+//!   the config grants in `[tools.NAME]`. Granting something the manifest
+//!   does not ask for is a config error, so a typo cannot silently grant
+//!   nothing.
+//! - Limits: the manifest's, overridden by the config's.
+//! - Approval: the manifest's default (`ask` for mutating tools), overridden
+//!   by the config's `approval`; `tools show` says which one decided.
+
+use crate::approval::ApprovalMode;
+use crate::config::{ApprovalSetting, RootAccess, WorkspaceConfig};
+use crate::limits::Limits;
+use crate::manifest::{FsAccess, ManifestApproval, ToolManifest};
+use anyhow::{Result, bail};
+use std::path::PathBuf;
+
+/// A directory preopened in the tool's cell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Preopen {
+    pub host: PathBuf,
+    /// The name the guest sees: `.` or the root's name.
+    pub guest: String,
+    pub writable: bool,
+}
+
+/// Who decided a tool's approval mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalSource {
+    Manifest,
+    Config,
+}
+
+/// Everything a call of one tool may use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolGrant {
+    pub enabled: bool,
+    pub approval: ApprovalMode,
+    pub approval_source: ApprovalSource,
+    pub preopens: Vec<Preopen>,
+    /// Names of environment variables passed in (their values are read at call time).
+    pub env: Vec<String>,
+    /// Host patterns reachable over wasi:http.
+    pub network: Vec<String>,
+    pub limits: Limits,
+}
+
+impl ToolGrant {
+    /// Resolves the grant of the tool described by `manifest` under `config`.
+    pub fn resolve(manifest: &ToolManifest, config: &WorkspaceConfig) -> Result<Self> {
+        let settings = config.tool(&manifest.name);
+        let config_file = config.file.as_ref().map(|f| f.display().to_string()).unwrap_or_else(|| "the config".into());
+        for name in &settings.env {
+            if !manifest.capabilities.env.contains(name) {
+                bail!(
+                    "invalid config {config_file}: tools.{}.env grants `{name}`, which the tool does not ask for\n  fix: remove it, or use a tool whose manifest lists it in capabilities.env",
+                    manifest.name
+                );
+            }
+        }
+        for host in &settings.network {
+            if !manifest.capabilities.network.contains(host) {
+                bail!(
+                    "invalid config {config_file}: tools.{}.network grants `{host}`, which the tool does not ask for\n  fix: remove it, or use a tool whose manifest lists it in capabilities.network",
+                    manifest.name
+                );
+            }
+        }
+
+        let preopens = match manifest.capabilities.fs {
+            FsAccess::None => Vec::new(),
+            access => config
+                .roots
+                .iter()
+                .map(|root| Preopen {
+                    host: root.path.clone(),
+                    guest: root.mount.clone(),
+                    writable: access == FsAccess::Write && root.access == RootAccess::Write,
+                })
+                .collect(),
+        };
+
+        let (approval, approval_source) = match settings.approval {
+            Some(ApprovalSetting::Ask) => (ApprovalMode::Ask, ApprovalSource::Config),
+            Some(ApprovalSetting::Auto) => (ApprovalMode::Auto, ApprovalSource::Config),
+            Some(ApprovalSetting::Deny) => (ApprovalMode::Deny, ApprovalSource::Config),
+            None => match manifest.approval {
+                ManifestApproval::Ask => (ApprovalMode::Ask, ApprovalSource::Manifest),
+                ManifestApproval::Auto => (ApprovalMode::Auto, ApprovalSource::Manifest),
+            },
+        };
+
+        Ok(Self {
+            enabled: settings.enabled,
+            approval,
+            approval_source,
+            preopens,
+            env: settings.env.clone(),
+            network: settings.network.clone(),
+            limits: Limits {
+                timeout_ms: settings.timeout_ms.unwrap_or(manifest.limits.timeout_ms),
+                memory_mb: settings.memory_mb.unwrap_or(manifest.limits.memory_mb),
+                max_output_bytes: settings.max_output_bytes.unwrap_or(manifest.limits.max_output_bytes),
+            },
+        })
+    }
+
+    /// The environment passed into the cell: granted names that are set.
+    pub fn env_values(&self) -> Vec<(String, String)> {
+        self.env.iter().filter_map(|name| std::env::var(name).ok().map(|v| (name.clone(), v))).collect()
+    }
+}

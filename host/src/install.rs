@@ -1,0 +1,97 @@
+//! `toolcell tools add` / `remove`: installing third-party tools.
+//!
+//! A tool is installed only after it has passed every check a call would
+//! make: the manifest parses, its name is free, and the component compiles,
+//! links against what toolcell provides and implements `toolcell:tool`.
+//! The folder is assembled under a hidden temporary name and renamed into
+//! place, so an interrupted install leaves nothing half-installed.
+
+use crate::manifest::ToolManifest;
+use crate::registry::{COMPONENT_FILE, MANIFEST_FILE, Registry, ToolSource};
+use crate::sandbox::Sandbox;
+use anyhow::{Context, Result, bail};
+use std::path::{Path, PathBuf};
+
+/// The manifest and component an install was asked for.
+#[derive(Debug)]
+pub struct ToolFiles {
+    pub manifest: PathBuf,
+    pub component: PathBuf,
+}
+
+impl ToolFiles {
+    /// Resolves `paths`: one folder holding `tool.toml` and one `.wasm`, or
+    /// the two files in any order.
+    pub fn resolve(paths: &[PathBuf]) -> Result<Self> {
+        match paths {
+            [dir] if dir.is_dir() => {
+                let manifest = dir.join(MANIFEST_FILE);
+                if !manifest.is_file() {
+                    bail!("{} has no {MANIFEST_FILE}\n  fix: put the tool's manifest there, or name the files: `toolcell tools add tool.toml tool.wasm`", dir.display());
+                }
+                let wasm: Vec<PathBuf> = std::fs::read_dir(dir)
+                    .with_context(|| format!("cannot read {}", dir.display()))?
+                    .filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
+                    .collect();
+                match wasm.as_slice() {
+                    [one] => Ok(Self { manifest, component: one.clone() }),
+                    [] => bail!("{} has no .wasm component\n  fix: build the tool (e.g. `cargo build --release --target wasm32-wasip2`) and copy the .wasm there", dir.display()),
+                    _ => bail!("{} has several .wasm files\n  fix: name the two files: `toolcell tools add tool.toml my_tool.wasm`", dir.display()),
+                }
+            }
+            [one] => bail!("{} is not a folder\n  fix: give the tool's folder, or its tool.toml and .wasm together", one.display()),
+            [a, b] => {
+                let is_toml = |p: &Path| p.extension().is_some_and(|x| x == "toml");
+                let is_wasm = |p: &Path| p.extension().is_some_and(|x| x == "wasm");
+                match (is_toml(a) && is_wasm(b), is_wasm(a) && is_toml(b)) {
+                    (true, _) => Ok(Self { manifest: a.clone(), component: b.clone() }),
+                    (_, true) => Ok(Self { manifest: b.clone(), component: a.clone() }),
+                    _ => bail!("expected a tool.toml and a .wasm file, got {} and {}", a.display(), b.display()),
+                }
+            }
+            _ => bail!("give the tool's folder, or its tool.toml and .wasm"),
+        }
+    }
+}
+
+/// Validates the tool in `files` and installs it into `tools_dir`.
+pub fn add(sandbox: &Sandbox, registry: &Registry, files: &ToolFiles, tools_dir: &Path) -> Result<ToolManifest> {
+    let manifest = ToolManifest::load(&files.manifest)?;
+    if let Some(existing) = registry.get(&manifest.name) {
+        let place = existing.folder.as_ref().map(|f| format!(" at {}", f.display())).unwrap_or_default();
+        bail!(
+            "invalid tool manifest {} at key `name`: a {} tool named `{}` already exists{place}\n  fix: choose another name in the manifest, or remove the existing tool with `toolcell tools remove {}`",
+            files.manifest.display(),
+            existing.source,
+            manifest.name,
+            manifest.name
+        );
+    }
+    let wasm = std::fs::read(&files.component).with_context(|| format!("cannot read {}", files.component.display()))?;
+    sandbox.prepare(&wasm).with_context(|| format!("invalid tool component {}", files.component.display()))?;
+
+    std::fs::create_dir_all(tools_dir).with_context(|| format!("cannot create {}", tools_dir.display()))?;
+    let staging = tempfile::Builder::new().prefix(&format!(".{}-", manifest.name)).tempdir_in(tools_dir)?;
+    std::fs::copy(&files.manifest, staging.path().join(MANIFEST_FILE))?;
+    std::fs::write(staging.path().join(COMPONENT_FILE), &wasm)?;
+    let target = tools_dir.join(&manifest.name);
+    if target.exists() {
+        bail!("{} already exists\n  fix: remove it with `toolcell tools remove {}`", target.display(), manifest.name);
+    }
+    std::fs::rename(staging.keep(), &target).with_context(|| format!("cannot install into {}", target.display()))?;
+    Ok(manifest)
+}
+
+/// Removes the installed tool `name` from `registry`'s user or workspace folder.
+pub fn remove(registry: &Registry, name: &str) -> Result<PathBuf> {
+    let Some(entry) = registry.get(name) else {
+        bail!("there is no tool named `{name}`\n  fix: `toolcell tools list` shows the installed tools");
+    };
+    let Some(folder) = &entry.folder else {
+        bail!("`{name}` is built in and cannot be removed\n  fix: disable it in toolcell.toml: [tools.{name}] enabled = false");
+    };
+    debug_assert_ne!(entry.source, ToolSource::BuiltIn);
+    std::fs::remove_dir_all(folder).with_context(|| format!("cannot remove {}", folder.display()))?;
+    Ok(folder.clone())
+}

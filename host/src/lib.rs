@@ -1,0 +1,19 @@
+//! toolcell: a tool host for local language models in which every tool is a
+//! WebAssembly component running in its own cell.
+//!
+//! The data flows one way: [`cli`] → [`config`] → [`dispatch`] →
+//! [`registry`] → [`approval`] → [`sandbox`] → component. See
+//! `ARCHITECTURE.md` for the map.
+
+pub mod approval;
+pub mod builtin;
+pub mod cli;
+pub mod config;
+pub mod dispatch;
+pub mod grant;
+pub mod install;
+pub mod limits;
+pub mod locations;
+pub mod manifest;
+pub mod registry;
+pub mod sandbox;

@@ -1,0 +1,360 @@
+//! Tool manifests: the `tool.toml` beside every component.
+//!
+//! A manifest says what a tool is (name, description, JSON Schema of its
+//! arguments), whether it changes anything (`mutates`, default approval),
+//! what it asks of the machine (file-system access, network hosts,
+//! environment variables) and the limits it runs under. Parsing is strict:
+//! an unknown key, a value out of range or a schema that is not a JSON Schema
+//! is an error that names the file, the key, the line and the fix.
+
+use crate::limits::{self, Limits};
+use serde::Deserialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use toml::Spanned;
+
+/// Where the manifest format is documented, for error messages.
+pub const FORMAT_DOC: &str = "docs/writing-tools.md";
+/// Longest tool name: the limit OpenAI-compatible servers put on function names.
+const MAX_NAME_LEN: usize = 64;
+
+/// How much file-system access a tool asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum FsAccess {
+    /// No preopened directories at all.
+    #[default]
+    None,
+    /// The roots, read-only.
+    Read,
+    /// The roots, read-write where the user's config allows writing.
+    Write,
+}
+
+impl fmt::Display for FsAccess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FsAccess::None => "none",
+            FsAccess::Read => "read",
+            FsAccess::Write => "write",
+        })
+    }
+}
+
+/// The approval a tool asks for by default; the user's config may change it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ManifestApproval {
+    /// Ask the user before every call.
+    Ask,
+    /// Run without asking.
+    Auto,
+}
+
+/// What a tool asks of the machine.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    pub fs: FsAccess,
+    /// Host names (or `*.domain` patterns) it may reach over wasi:http.
+    pub network: Vec<String>,
+    /// Environment variable names it may read.
+    pub env: Vec<String>,
+}
+
+/// A parsed and validated `tool.toml`.
+#[derive(Debug, Clone)]
+pub struct ToolManifest {
+    pub name: String,
+    pub version: String,
+    pub description: String,
+    pub mutates: bool,
+    pub approval: ManifestApproval,
+    /// JSON Schema of the arguments, given to the model as is.
+    pub parameters: serde_json::Value,
+    pub capabilities: Capabilities,
+    pub limits: Limits,
+}
+
+/// A manifest that could not be accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestError {
+    pub file: PathBuf,
+    /// The offending key, dotted (`limits.timeout_ms`), when one is to blame.
+    pub key: Option<String>,
+    /// 1-based line and column of the offending value, when known.
+    pub position: Option<(usize, usize)>,
+    pub message: String,
+    pub fix: String,
+}
+
+impl fmt::Display for ManifestError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "invalid tool manifest {}", self.file.display())?;
+        if let Some((line, col)) = self.position {
+            write!(f, ":{line}:{col}")?;
+        }
+        if let Some(key) = &self.key {
+            write!(f, " at key `{key}`")?;
+        }
+        write!(f, ": {}\n  fix: {}", self.message, self.fix)
+    }
+}
+
+impl std::error::Error for ManifestError {}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    name: Spanned<String>,
+    version: Spanned<String>,
+    description: Spanned<String>,
+    #[serde(default)]
+    mutates: bool,
+    approval: Option<ManifestApproval>,
+    parameters: Spanned<toml::Table>,
+    #[serde(default)]
+    capabilities: RawCapabilities,
+    #[serde(default)]
+    limits: RawLimits,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawCapabilities {
+    #[serde(default)]
+    fs: FsAccess,
+    #[serde(default)]
+    network: Vec<Spanned<String>>,
+    #[serde(default)]
+    env: Vec<Spanned<String>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawLimits {
+    timeout_ms: Option<Spanned<u64>>,
+    memory_mb: Option<Spanned<u64>>,
+    max_output_bytes: Option<Spanned<u64>>,
+}
+
+/// Checks and locates errors in one manifest's text.
+struct Checker<'a> {
+    file: &'a Path,
+    text: &'a str,
+}
+
+impl Checker<'_> {
+    fn error<T>(&self, key: &str, span: std::ops::Range<usize>, message: String, fix: String) -> Result<T, ManifestError> {
+        Err(ManifestError {
+            file: self.file.to_path_buf(),
+            key: Some(key.to_string()),
+            position: Some(line_col(self.text, span.start)),
+            message,
+            fix,
+        })
+    }
+
+    fn limit(&self, key: &str, value: &Option<Spanned<u64>>, range: std::ops::RangeInclusive<u64>, default: u64) -> Result<u64, ManifestError> {
+        let Some(value) = value else { return Ok(default) };
+        if !range.contains(value.get_ref()) {
+            return self.error(
+                &format!("limits.{key}"),
+                value.span(),
+                format!("{} is out of range", value.get_ref()),
+                format!("use a value from {} to {}", range.start(), range.end()),
+            );
+        }
+        Ok(*value.get_ref())
+    }
+}
+
+impl ToolManifest {
+    /// Reads and validates the manifest at `file`.
+    pub fn load(file: &Path) -> Result<Self, ManifestError> {
+        let text = std::fs::read_to_string(file).map_err(|e| ManifestError {
+            file: file.to_path_buf(),
+            key: None,
+            position: None,
+            message: format!("cannot read it: {e}"),
+            fix: "check that the file exists and is readable UTF-8 text".into(),
+        })?;
+        Self::parse(file, &text)
+    }
+
+    /// Validates manifest `text`; `file` is only used to name it in errors.
+    pub fn parse(file: &Path, text: &str) -> Result<Self, ManifestError> {
+        let raw: RawManifest = toml::from_str(text).map_err(|e| ManifestError {
+            file: file.to_path_buf(),
+            key: None,
+            position: e.span().map(|s| line_col(text, s.start)),
+            message: e.message().trim().to_string(),
+            fix: format!("correct or remove that key; the format is described in {FORMAT_DOC}"),
+        })?;
+        let check = Checker { file, text };
+
+        let name = raw.name.get_ref();
+        if let Err(why) = check_tool_name(name) {
+            return check.error("name", raw.name.span(), why, "use lowercase letters, digits and single underscores, starting with a letter, e.g. `word_count`".into());
+        }
+        if raw.version.get_ref().trim().is_empty() {
+            return check.error("version", raw.version.span(), "the version is empty".into(), "give a version such as \"0.1.0\"".into());
+        }
+        if raw.description.get_ref().trim().is_empty() {
+            return check.error("description", raw.description.span(), "the description is empty".into(), "say in one sentence what the tool does: the model chooses tools by it".into());
+        }
+
+        let parameters = serde_json::to_value(raw.parameters.get_ref()).map_err(|e| ManifestError {
+            file: file.to_path_buf(),
+            key: Some("parameters".into()),
+            position: Some(line_col(text, raw.parameters.span().start)),
+            message: format!("cannot be expressed as JSON: {e}"),
+            fix: "use only strings, numbers, booleans, arrays and tables".into(),
+        })?;
+        if let Err(why) = check_parameters_schema(&parameters) {
+            return check.error("parameters", raw.parameters.span(), why, "make `parameters` a JSON Schema for an object: type = \"object\" with `properties`; see https://json-schema.org".into());
+        }
+
+        for host in &raw.capabilities.network {
+            if let Err(why) = check_host_pattern(host.get_ref()) {
+                return check.error("capabilities.network", host.span(), why, "list host names such as \"api.example.com\" or \"*.example.org\", without scheme, port or path".into());
+            }
+        }
+        for name in &raw.capabilities.env {
+            if !is_env_name(name.get_ref()) {
+                return check.error("capabilities.env", name.span(), format!("`{}` is not an environment variable name", name.get_ref()), "use names of letters, digits and underscores, not starting with a digit".into());
+            }
+        }
+
+        let limits = Limits {
+            timeout_ms: check.limit("timeout_ms", &raw.limits.timeout_ms, limits::TIMEOUT_MS_RANGE, limits::DEFAULT_TIMEOUT_MS)?,
+            memory_mb: check.limit("memory_mb", &raw.limits.memory_mb, limits::MEMORY_MB_RANGE, limits::DEFAULT_MEMORY_MB)?,
+            max_output_bytes: check.limit("max_output_bytes", &raw.limits.max_output_bytes, limits::OUTPUT_BYTES_RANGE, limits::DEFAULT_OUTPUT_BYTES)?,
+        };
+
+        let approval = raw.approval.unwrap_or(if raw.mutates { ManifestApproval::Ask } else { ManifestApproval::Auto });
+        Ok(ToolManifest {
+            name: raw.name.into_inner(),
+            version: raw.version.into_inner(),
+            description: raw.description.into_inner().trim().to_string(),
+            mutates: raw.mutates,
+            approval,
+            parameters,
+            capabilities: Capabilities {
+                fs: raw.capabilities.fs,
+                network: raw.capabilities.network.into_iter().map(Spanned::into_inner).collect(),
+                env: raw.capabilities.env.into_iter().map(Spanned::into_inner).collect(),
+            },
+            limits,
+        })
+    }
+}
+
+/// Tool names go to models as function names: `^[a-z][a-z0-9_]*$`, at most
+/// 64 bytes, and no `__` (reserved for `server__tool` names of MCP tools).
+pub fn check_tool_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("the name is empty".into());
+    }
+    if name.len() > MAX_NAME_LEN {
+        return Err(format!("`{name}` is longer than {MAX_NAME_LEN} bytes"));
+    }
+    let first_ok = name.starts_with(|c: char| c.is_ascii_lowercase());
+    let chars_ok = name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if !first_ok || !chars_ok {
+        return Err(format!("`{name}` is not a valid tool name"));
+    }
+    if name.contains("__") {
+        return Err(format!("`{name}` contains `__`, which is reserved for tools of MCP servers (`server__tool`)"));
+    }
+    Ok(())
+}
+
+/// The arguments' schema must itself be a valid JSON Schema describing an
+/// object: that is what every model server expects of a function's parameters.
+fn check_parameters_schema(schema: &serde_json::Value) -> Result<(), String> {
+    if let Err(e) = jsonschema::meta::validate(schema) {
+        let at = e.instance_path().to_string();
+        let at = if at.is_empty() { String::new() } else { format!(" at `{at}`") };
+        return Err(format!("not a valid JSON Schema{at}: {e}"));
+    }
+    if schema.get("type").and_then(|t| t.as_str()) != Some("object") {
+        return Err("the schema must describe an object (type = \"object\"): tools take named arguments".into());
+    }
+    jsonschema::validator_for(schema).map_err(|e| format!("not a usable JSON Schema: {e}"))?;
+    Ok(())
+}
+
+fn check_host_pattern(pattern: &str) -> Result<(), String> {
+    let host = pattern.strip_prefix("*.").unwrap_or(pattern);
+    let valid = !host.is_empty()
+        && host.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        });
+    if valid { Ok(()) } else { Err(format!("`{pattern}` is not a host name or `*.domain` pattern")) }
+}
+
+/// Whether `name` is usable as an environment variable name.
+pub fn is_env_name(name: &str) -> bool {
+    !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+/// 1-based line and column of byte `offset` in `text`.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before.rfind('\n').map_or(before.len(), |nl| before.len() - nl - 1) + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+name = "word_count"
+version = "0.1.0"
+description = "Counts words."
+[parameters]
+type = "object"
+properties.path = { type = "string" }
+"#;
+
+    #[test]
+    fn defaults_follow_mutates() {
+        let m = ToolManifest::parse(Path::new("tool.toml"), GOOD).unwrap();
+        assert_eq!(m.approval, ManifestApproval::Auto);
+        assert_eq!(m.capabilities.fs, FsAccess::None);
+        assert_eq!(m.limits.timeout_ms, limits::DEFAULT_TIMEOUT_MS);
+        let mutating = GOOD.replace("[parameters]", "mutates = true\n[parameters]");
+        let m = ToolManifest::parse(Path::new("tool.toml"), &mutating).unwrap();
+        assert_eq!(m.approval, ManifestApproval::Ask);
+    }
+
+    #[test]
+    fn limit_out_of_range_names_key_and_line() {
+        let text = format!("{GOOD}[limits]\ntimeout_ms = 0\n");
+        let err = ToolManifest::parse(Path::new("tool.toml"), &text).unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("limits.timeout_ms"));
+        assert_eq!(err.position, Some((9, 14)));
+    }
+
+    #[test]
+    fn names() {
+        assert!(check_tool_name("read_file").is_ok());
+        assert!(check_tool_name("Read").is_err());
+        assert!(check_tool_name("fs__read").is_err());
+        assert!(check_tool_name("1x").is_err());
+    }
+
+    #[test]
+    fn line_col_counts_from_one() {
+        assert_eq!(line_col("ab\ncd", 0), (1, 1));
+        assert_eq!(line_col("ab\ncd", 4), (2, 2));
+    }
+}

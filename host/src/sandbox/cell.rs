@@ -1,0 +1,103 @@
+//! One cell: the per-call store state a tool instance runs against.
+//!
+//! A cell is built fresh for every call from the tool's grant: preopens for
+//! the granted roots only (read-only unless writing is granted), the granted
+//! environment variables only, no stdin, captured stdout/stderr, sockets and
+//! name lookup refused, HTTP refused except to granted hosts, and a memory
+//! limiter that remembers whether it said no.
+
+use super::network::NetworkPolicy;
+use super::output::CappedOutput;
+use crate::grant::ToolGrant;
+use anyhow::{Context, Result};
+use wasmtime::ResourceLimiter;
+use wasmtime::component::ResourceTable;
+use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
+
+/// Instances, tables and memories a single tool call may create: generous
+/// for interpreters compiled to wasm, small enough to stop a runaway.
+const MAX_INSTANCES: usize = 256;
+const MAX_TABLES: usize = 256;
+const MAX_MEMORIES: usize = 256;
+/// Elements per table: matches the pooling allocator's slot size.
+const MAX_TABLE_ELEMENTS: usize = 200_000;
+
+/// Enforces the tool's memory limit and records whether it was reached, so
+/// that the resulting trap can be reported as "memory limit" rather than as
+/// an obscure allocation failure.
+#[derive(Debug)]
+pub struct MemoryLimiter {
+    limit_bytes: usize,
+    pub reached: bool,
+}
+
+impl ResourceLimiter for MemoryLimiter {
+    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        if desired > self.limit_bytes {
+            self.reached = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+        Ok(desired <= MAX_TABLE_ELEMENTS)
+    }
+    fn instances(&self) -> usize {
+        MAX_INSTANCES
+    }
+    fn tables(&self) -> usize {
+        MAX_TABLES
+    }
+    fn memories(&self) -> usize {
+        MAX_MEMORIES
+    }
+}
+
+/// The store state of one call.
+pub struct CellState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    http: WasiHttpCtx,
+    network: NetworkPolicy,
+    pub limiter: MemoryLimiter,
+}
+
+impl CellState {
+    /// Builds the cell for one call of a tool with `grant`.
+    pub fn new(grant: &ToolGrant, stdout: CappedOutput, stderr: CappedOutput) -> Result<Self> {
+        let mut wasi = WasiCtxBuilder::new();
+        // File operations run on the calling thread instead of hopping to a
+        // blocking pool: several times faster for the small reads tools do.
+        wasi.allow_blocking_current_thread(true);
+        for preopen in &grant.preopens {
+            let perms = if preopen.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
+            wasi.preopened_dir(&preopen.host, &preopen.guest, perms)
+                .map_err(anyhow::Error::from)
+                .with_context(|| format!("cannot open root {}", preopen.host.display()))?;
+        }
+        wasi.envs(&grant.env_values());
+        wasi.stdout(stdout).stderr(stderr);
+        wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
+        wasi.socket_addr_check(|_, _| Box::pin(async { false }));
+        Ok(Self {
+            wasi: wasi.build(),
+            table: ResourceTable::new(),
+            http: WasiHttpCtx::new(),
+            network: NetworkPolicy::new(grant.network.clone()),
+            limiter: MemoryLimiter { limit_bytes: grant.limits.memory_bytes(), reached: false },
+        })
+    }
+}
+
+impl WasiView for CellState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+    }
+}
+
+impl WasiHttpView for CellState {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView { hooks: &mut self.network, table: &mut self.table, ctx: &mut self.http }
+    }
+}

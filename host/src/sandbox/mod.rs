@@ -1,0 +1,233 @@
+//! The sandbox: compiles tool components once, and runs every call in a fresh
+//! instance inside its own cell.
+//!
+//! - [`engine`]: the one wasmtime engine and its epoch clock (deadlines);
+//! - [`cache`]: compiled components on disk, keyed by wasm hash and engine;
+//! - [`cell`]: the per-call WASI context, HTTP policy and memory limiter;
+//! - [`output`]: captured, capped stdout/stderr;
+//! - [`network`]: which hosts a cell may reach over wasi:http;
+//! - [`bindings`]: the generated host side of `toolcell:tool`.
+//!
+//! A call never leaves anything behind: the store (memories, tables, open
+//! files) is dropped when the call ends, however it ends. A tool that traps,
+//! loops past its deadline or exhausts its memory yields a [`RunError`], and
+//! the next call starts from a clean instance like any other.
+
+pub mod bindings;
+pub mod cache;
+pub mod cell;
+pub mod engine;
+pub mod network;
+pub mod output;
+
+use crate::grant::ToolGrant;
+use anyhow::{Context, Result};
+use bindings::{GuestError, ToolComponentPre};
+use cache::{CacheStatus, ComponentCache};
+use cell::CellState;
+pub use engine::Allocation;
+use output::{CappedOutput, CapturedOutput};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use wasmtime::component::Linker;
+use wasmtime::{Engine, Store, Trap};
+
+/// What a tool may print to stdout or stderr that is kept for the logs.
+pub const CAPTURE_CAP: usize = 64 * 1024;
+/// Extra time past the epoch deadline before the host abandons a call that is
+/// blocked in a host function (where epochs are not checked).
+const HOST_CALL_GRACE: Duration = Duration::from_millis(250);
+
+/// The kind of a tool's own error, from the contract's variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolErrorKind {
+    InvalidArgs,
+    NotFound,
+    Denied,
+    Failed,
+}
+
+impl ToolErrorKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ToolErrorKind::InvalidArgs => "invalid-args",
+            ToolErrorKind::NotFound => "not-found",
+            ToolErrorKind::Denied => "denied",
+            ToolErrorKind::Failed => "failed",
+        }
+    }
+}
+
+/// Why a run did not produce a result.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The tool ran and returned its error variant.
+    #[error("{}: {message}", kind.as_str())]
+    Tool { kind: ToolErrorKind, message: String },
+    #[error("stopped at its time limit of {limit_ms} ms")]
+    Timeout { limit_ms: u64 },
+    #[error("stopped at its memory limit of {limit_mb} MiB")]
+    MemoryLimit { limit_mb: u64 },
+    #[error("crashed (wasm trap): {message}")]
+    Trap { message: String },
+    #[error("returned {bytes} bytes, over its output limit of {limit} bytes")]
+    OutputTooLarge { bytes: usize, limit: u64 },
+    #[error("returned a result that is not JSON: {message}")]
+    InvalidResult { message: String },
+    #[error("could not start: {0:#}")]
+    Setup(anyhow::Error),
+}
+
+/// The outcome of one run, with what the tool printed.
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub result: Result<serde_json::Value, RunError>,
+    pub stdout: CapturedOutput,
+    pub stderr: CapturedOutput,
+    pub duration: Duration,
+}
+
+/// A component compiled and linked, ready to instantiate.
+#[derive(Clone)]
+pub struct PreparedTool {
+    pre: ToolComponentPre<CellState>,
+    pub cache: CacheStatus,
+}
+
+/// Where the compiled-component cache lives and how instances are allocated.
+#[derive(Debug, Clone)]
+pub struct SandboxOptions {
+    pub cache_dir: Option<PathBuf>,
+    pub allocation: Allocation,
+}
+
+/// The engine, linker and cache shared by every call of a process.
+pub struct Sandbox {
+    engine: Engine,
+    linker: Linker<CellState>,
+    cache: ComponentCache,
+}
+
+impl Sandbox {
+    pub fn new(options: SandboxOptions) -> Result<Self> {
+        let engine = engine::build_engine(options.allocation)?;
+        engine::start_epoch_clock(&engine)?;
+        let mut linker = Linker::new(&engine);
+        // Everything WASI 0.2 offers is linked so that components from any
+        // toolchain instantiate; what each cell may actually do is decided
+        // by its context (see `cell`).
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        let cache = ComponentCache::new(&engine, options.cache_dir);
+        Ok(Self { engine, linker, cache })
+    }
+
+    pub fn cache(&self) -> &ComponentCache {
+        &self.cache
+    }
+
+    /// Compiles (or loads from the cache) and links a tool component,
+    /// checking that it is a component implementing `toolcell:tool`.
+    pub fn prepare(&self, wasm: &[u8]) -> Result<PreparedTool> {
+        check_component_header(wasm)?;
+        let (component, cache) = self.cache.load(&self.engine, wasm).context("it is not a valid WebAssembly component")?;
+        let pre = self.linker.instantiate_pre(&component).map_err(anyhow::Error::from).context(
+            "it imports an interface toolcell does not provide (toolcell links WASI 0.2: cli, filesystem, clocks, random, sockets, http)",
+        )?;
+        let pre = ToolComponentPre::new(pre).map_err(anyhow::Error::from).context(
+            "it does not implement the world `toolcell:tool/tool-component`: it must export the interface `toolcell:tool/tool@0.1.0` with `call: func(args: string) -> result<string, error>`",
+        )?;
+        Ok(PreparedTool { pre, cache })
+    }
+
+    /// Runs one call of `tool` with `args` (JSON text) in a fresh cell.
+    pub async fn run(&self, tool: &PreparedTool, grant: &ToolGrant, args: &str) -> RunOutcome {
+        let started = Instant::now();
+        let stdout = CappedOutput::new(CAPTURE_CAP);
+        let stderr = CappedOutput::new(CAPTURE_CAP);
+        let result = self.run_in_cell(tool, grant, args, stdout.clone(), stderr.clone()).await;
+        let stderr = stderr.captured();
+        let result = result.map_err(|e| match e {
+            // The panic message a Rust tool prints is the most useful part of a trap.
+            RunError::Trap { message } => match stderr.text.lines().rev().find(|l| !l.trim().is_empty()) {
+                Some(last) => RunError::Trap { message: format!("{message}; the tool's last output: {}", last.trim()) },
+                None => RunError::Trap { message },
+            },
+            other => other,
+        });
+        RunOutcome { result, stdout: stdout.captured(), stderr, duration: started.elapsed() }
+    }
+
+    async fn run_in_cell(
+        &self,
+        tool: &PreparedTool,
+        grant: &ToolGrant,
+        args: &str,
+        stdout: CappedOutput,
+        stderr: CappedOutput,
+    ) -> Result<serde_json::Value, RunError> {
+        let state = CellState::new(grant, stdout, stderr).map_err(RunError::Setup)?;
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|state| &mut state.limiter);
+        let limit = Duration::from_millis(grant.limits.timeout_ms);
+        let ticks = grant.limits.timeout_ms.div_ceil(engine::EPOCH_TICK.as_millis() as u64);
+        store.set_epoch_deadline(ticks);
+        store.epoch_deadline_trap();
+
+        let call = async {
+            let instance = tool.pre.instantiate_async(&mut store).await?;
+            instance.toolcell_tool_tool().call_call(&mut store, args).await
+        };
+        let returned = match tokio::time::timeout(limit + HOST_CALL_GRACE, call).await {
+            Ok(returned) => returned,
+            Err(_elapsed) => return Err(RunError::Timeout { limit_ms: grant.limits.timeout_ms }),
+        };
+        match returned {
+            Ok(Ok(text)) => {
+                if text.len() as u64 > grant.limits.max_output_bytes {
+                    return Err(RunError::OutputTooLarge { bytes: text.len(), limit: grant.limits.max_output_bytes });
+                }
+                serde_json::from_str(&text).map_err(|e| RunError::InvalidResult { message: e.to_string() })
+            }
+            Ok(Err(error)) => {
+                let (kind, message) = match error {
+                    GuestError::InvalidArgs(m) => (ToolErrorKind::InvalidArgs, m),
+                    GuestError::NotFound(m) => (ToolErrorKind::NotFound, m),
+                    GuestError::Denied(m) => (ToolErrorKind::Denied, m),
+                    GuestError::Failed(m) => (ToolErrorKind::Failed, m),
+                };
+                Err(RunError::Tool { kind, message })
+            }
+            Err(error) => {
+                if store.data().limiter.reached {
+                    return Err(RunError::MemoryLimit { limit_mb: grant.limits.memory_mb });
+                }
+                match error.downcast_ref::<Trap>() {
+                    Some(Trap::Interrupt) => Err(RunError::Timeout { limit_ms: grant.limits.timeout_ms }),
+                    Some(trap) => Err(RunError::Trap { message: trap.to_string() }),
+                    None => Err(RunError::Trap { message: format!("{error:#}") }),
+                }
+            }
+        }
+    }
+}
+
+/// WebAssembly binaries start with `\0asm` and a version: 1 for core modules,
+/// 0x0d (layer 1) for components. A core module is the commonest mistake
+/// (building for wasm32-wasip1, or without the component step).
+fn check_component_header(wasm: &[u8]) -> Result<()> {
+    const MAGIC: &[u8] = b"\0asm";
+    const COMPONENT_VERSION: [u8; 4] = [0x0d, 0x00, 0x01, 0x00];
+    if wasm.len() < 8 || &wasm[..4] != MAGIC {
+        if wasm.starts_with(b"(component") || wasm.starts_with(b"(module") {
+            return Ok(()); // WebAssembly text; wasmtime parses it.
+        }
+        anyhow::bail!("it is not a WebAssembly file (no `\\0asm` header)");
+    }
+    if wasm[4..8] != COMPONENT_VERSION {
+        anyhow::bail!(
+            "it is a core WebAssembly module, not a component: build it with `cargo build --target wasm32-wasip2` (or componentize-py / componentize-js)"
+        );
+    }
+    Ok(())
+}

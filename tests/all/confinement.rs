@@ -1,0 +1,103 @@
+//! A tool sees only the roots it was granted: no `..` escape, no absolute
+//! path, no symlink out, no write to a read-only root. Each case is tried
+//! through a built-in tool (whose guest helper refuses early) and through
+//! the probe, which hands the path straight to WASI: the sandbox itself must
+//! refuse.
+
+use crate::harness::Workspace;
+use serde_json::json;
+
+const SECRET: &str = "the secret outside the workspace";
+
+fn workspace_with_secret() -> Workspace {
+    let ws = Workspace::new();
+    std::fs::write(ws.outer.join("secret.txt"), SECRET).unwrap();
+    ws.write("inside.txt", "inside\n");
+    ws.install_probe();
+    ws
+}
+
+fn assert_refused(ws: &Workspace, tool: &str, args: serde_json::Value) -> serde_json::Value {
+    let (code, envelope) = ws.call(tool, args.clone());
+    assert_eq!(code, 3, "{tool} {args} should fail: {envelope}");
+    assert_eq!(envelope["ok"], false);
+    assert!(!envelope.to_string().contains(SECRET), "the secret leaked: {envelope}");
+    envelope
+}
+
+#[test]
+fn parent_traversal_is_refused() {
+    let ws = workspace_with_secret();
+    let envelope = assert_refused(&ws, "read_file", json!({"path": "../secret.txt"}));
+    assert_eq!(envelope["error"]["kind"], "denied");
+    assert!(envelope["error"]["message"].as_str().unwrap().contains("leaves the workspace"), "{envelope}");
+    assert_refused(&ws, "read_file", json!({"path": "sub/../../secret.txt"}));
+    assert_refused(&ws, "list_directory", json!({"path": ".."}));
+    // Straight to WASI, without the guest helper's check.
+    assert_refused(&ws, "probe", json!({"action": "read", "path": "../secret.txt"}));
+}
+
+#[test]
+fn absolute_paths_are_refused() {
+    let ws = workspace_with_secret();
+    let secret = ws.outer.join("secret.txt");
+    let envelope = assert_refused(&ws, "read_file", json!({"path": secret}));
+    assert!(envelope["error"]["message"].as_str().unwrap().contains("absolute path"), "{envelope}");
+    assert_refused(&ws, "probe", json!({"action": "read", "path": secret}));
+    assert_refused(&ws, "probe", json!({"action": "read", "path": "/etc/passwd"}));
+}
+
+#[test]
+fn symlinks_out_of_the_root_are_refused() {
+    let ws = workspace_with_secret();
+    std::os::unix::fs::symlink(ws.outer.join("secret.txt"), ws.root.join("link.txt")).unwrap();
+    std::os::unix::fs::symlink(&ws.outer, ws.root.join("outer_dir")).unwrap();
+    std::os::unix::fs::symlink("../secret.txt", ws.root.join("relative_link.txt")).unwrap();
+    let envelope = assert_refused(&ws, "read_file", json!({"path": "link.txt"}));
+    assert_eq!(envelope["error"]["kind"], "denied", "{envelope}");
+    assert_refused(&ws, "read_file", json!({"path": "relative_link.txt"}));
+    assert_refused(&ws, "read_file", json!({"path": "outer_dir/secret.txt"}));
+    assert_refused(&ws, "list_directory", json!({"path": "outer_dir"}));
+    assert_refused(&ws, "probe", json!({"action": "read", "path": "link.txt"}));
+    assert_refused(&ws, "probe", json!({"action": "read", "path": "outer_dir/secret.txt"}));
+
+    // A symlink is listed as such, not followed.
+    let (code, envelope) = ws.call("list_directory", json!({"path": "."}));
+    assert_eq!(code, 0, "{envelope}");
+    let entries = envelope["result"]["entries"].as_array().unwrap();
+    let link = entries.iter().find(|e| e["name"] == "outer_dir").expect("outer_dir listed");
+    assert_eq!(link["type"], "symlink");
+}
+
+#[test]
+fn a_read_only_root_cannot_be_written() {
+    let ws = workspace_with_secret();
+    // Without a config the workspace is writable for a tool that asks `fs = "write"`:
+    let (code, envelope) = ws.call("probe", json!({"action": "write", "path": "made.txt", "content": "hello"}));
+    assert_eq!(code, 0, "{envelope}");
+    assert_eq!(std::fs::read_to_string(ws.root.join("made.txt")).unwrap(), "hello");
+
+    ws.write("toolcell.toml", "[[roots]]\npath = \".\"\naccess = \"read\"\n");
+    let envelope = assert_refused(&ws, "probe", json!({"action": "write", "path": "blocked.txt", "content": "x"}));
+    assert!(envelope["error"]["message"].as_str().unwrap().contains("blocked.txt"), "{envelope}");
+    assert!(!ws.root.join("blocked.txt").exists());
+    assert_refused(&ws, "probe", json!({"action": "write", "path": "made.txt", "content": "changed"}));
+    assert_eq!(std::fs::read_to_string(ws.root.join("made.txt")).unwrap(), "hello");
+    // Reading still works.
+    let (code, envelope) = ws.call("probe", json!({"action": "read", "path": "inside.txt"}));
+    assert_eq!(code, 0, "{envelope}");
+    assert_eq!(envelope["result"]["content"], "inside\n");
+}
+
+#[test]
+fn a_second_root_is_reachable_by_its_name_and_nothing_else() {
+    let ws = Workspace::new();
+    std::fs::create_dir(ws.outer.join("reference")).unwrap();
+    std::fs::write(ws.outer.join("reference/guide.md"), "# Guide\n").unwrap();
+    std::fs::write(ws.outer.join("secret.txt"), SECRET).unwrap();
+    ws.write("toolcell.toml", "[[roots]]\npath = \".\"\n\n[[roots]]\npath = \"../reference\"\naccess = \"read\"\nname = \"ref\"\n");
+    let (code, envelope) = ws.call("read_file", json!({"path": "ref/guide.md"}));
+    assert_eq!(code, 0, "{envelope}");
+    assert_eq!(envelope["result"]["content"], "# Guide\n");
+    assert_refused(&ws, "read_file", json!({"path": "ref/../../secret.txt"}));
+}

@@ -1,0 +1,110 @@
+//! The shared harness: a temporary workspace with its own user-data and
+//! cache folders, and a way to run the `toolcell` binary in it.
+
+use crate::fixture;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+
+/// A compile cache shared by the tests of one run, so each component is
+/// compiled once (tests of the cache itself use their own).
+fn shared_cache() -> &'static Path {
+    static CACHE: OnceLock<tempfile::TempDir> = OnceLock::new();
+    CACHE.get_or_init(|| tempfile::tempdir().expect("temp dir")).path()
+}
+
+/// What one run of the binary did.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    /// The stdout parsed as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
+    }
+}
+
+/// A temporary workspace: `root` is where toolcell runs.
+pub struct Workspace {
+    _temp: tempfile::TempDir,
+    /// The folder holding the workspace, for files "outside" it.
+    pub outer: PathBuf,
+    pub root: PathBuf,
+    pub data: PathBuf,
+    pub cache: PathBuf,
+    envs: Vec<(String, String)>,
+}
+
+impl Workspace {
+    pub fn new() -> Self {
+        let temp = tempfile::tempdir().expect("temp dir");
+        let outer = temp.path().canonicalize().expect("canonical temp dir");
+        let root = outer.join("ws");
+        let data = outer.join("data");
+        std::fs::create_dir_all(&root).expect("workspace folder");
+        Self { _temp: temp, root, data, cache: shared_cache().to_path_buf(), outer, envs: Vec::new() }
+    }
+
+    /// Uses a compile cache of its own instead of the shared one.
+    pub fn with_own_cache(mut self) -> Self {
+        self.cache = self.outer.join("cache");
+        self
+    }
+
+    /// Sets an environment variable for every run.
+    pub fn env(&mut self, key: &str, value: &str) {
+        self.envs.push((key.into(), value.into()));
+    }
+
+    /// Writes `content` to `relative` inside the workspace (creating folders).
+    pub fn write(&self, relative: &str, content: &str) -> PathBuf {
+        let path = self.root.join(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("folders");
+        std::fs::write(&path, content).expect("write");
+        path
+    }
+
+    pub fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_toolcell"));
+        command
+            .args(args)
+            .current_dir(&self.root)
+            .env("TOOLCELL_DATA_DIR", &self.data)
+            .env("TOOLCELL_CACHE_DIR", &self.cache)
+            .env_remove("TOOLCELL_LOG")
+            .stdin(Stdio::null());
+        for (k, v) in &self.envs {
+            command.env(k, v);
+        }
+        command
+    }
+
+    /// Runs `toolcell ARGS` in the workspace.
+    pub fn run(&self, args: &[&str]) -> Run {
+        let output = self.command(args).output().expect("running toolcell");
+        Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+
+    /// `toolcell tools call NAME --args ARGS --json`, returning the envelope.
+    pub fn call(&self, name: &str, args: serde_json::Value) -> (i32, serde_json::Value) {
+        let args = args.to_string();
+        let run = self.run(&["tools", "call", name, "--args", &args, "--json", "--yes"]);
+        (run.code, run.json())
+    }
+
+    /// Installs the probe test tool into this workspace.
+    pub fn install_probe(&self) {
+        let probe = fixture::probe();
+        let manifest = probe.folder.join("tool.toml");
+        let run = self.run(&["tools", "add", manifest.to_str().unwrap(), probe.wasm.to_str().unwrap()]);
+        assert_eq!(run.code, 0, "installing the probe: {run:?}");
+    }
+}

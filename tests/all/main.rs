@@ -1,0 +1,14 @@
+//! End-to-end tests of toolcell: the `toolcell` binary (and, where a test
+//! needs several calls in one process, the library it is built from) against
+//! real components built from source, in temporary workspaces.
+
+#[path = "../support/fixture.rs"]
+mod fixture;
+mod harness;
+
+mod cache;
+mod capabilities;
+mod cli;
+mod confinement;
+mod limits;
+mod manifests;

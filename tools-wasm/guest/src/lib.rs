@@ -1,0 +1,49 @@
+//! Guest-side helpers shared by every built-in tool.
+//!
+//! A built-in tool is a small crate that parses its arguments, does its work
+//! through `std::fs` (which WASI confines to the granted roots) and returns a
+//! JSON value. Everything those crates would otherwise repeat lives here:
+//!
+//! - [`bindings`]: the generated bindings of `toolcell:tool`, and the
+//!   [`export_tool!`] macro a tool crate uses to export its implementation;
+//! - [`run`]: parse the JSON arguments, call the tool, serialise the result;
+//! - [`path`]: workspace-relative paths, checked before any file is touched;
+//! - [`error`]: constructors for the contract's error variant and the mapping
+//!   of I/O errors onto it.
+
+pub mod error;
+pub mod path;
+
+#[allow(missing_docs, clippy::all)]
+pub mod bindings {
+    wit_bindgen::generate!({
+        world: "tool-component",
+        path: "../wit",
+        pub_export_macro: true,
+        export_macro_name: "export_tool",
+        default_bindings_module: "toolcell_guest::bindings",
+    });
+}
+
+pub use bindings::export_tool;
+pub use bindings::exports::toolcell::tool::tool::{Error as ToolError, Guest as Tool};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// Runs one tool call: `args` (JSON text) is parsed into `A`, handed to
+/// `body`, and the returned value is serialised back to JSON text.
+///
+/// Arguments that do not deserialise become `invalid-args` naming the field
+/// serde complained about, so the model learns what to fix.
+pub fn run<A, R>(args: &str, body: impl FnOnce(A) -> Result<R, ToolError>) -> Result<String, ToolError>
+where
+    A: DeserializeOwned,
+    R: Serialize,
+{
+    let parsed: A = serde_json::from_str(args)
+        .map_err(|e| ToolError::InvalidArgs(format!("the arguments do not fit: {e}")))?;
+    let value = body(parsed)?;
+    serde_json::to_string(&value)
+        .map_err(|e| ToolError::Failed(format!("could not encode the result as JSON: {e}")))
+}

@@ -1,0 +1,116 @@
+//! `list_directory`: the entries of a workspace folder, optionally recursive.
+
+use serde::{Deserialize, Serialize};
+use std::time::UNIX_EPOCH;
+use toolcell_guest::error::io_error;
+use toolcell_guest::path::WorkspacePath;
+use toolcell_guest::{Tool, ToolError, run};
+
+/// Depth of a recursive listing when none is given: shows a project's shape
+/// without walking every dependency folder.
+const DEFAULT_MAX_DEPTH: usize = 3;
+/// Entries returned at most; a model gains nothing from thousands of names.
+const MAX_ENTRIES: usize = 500;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    #[serde(default)]
+    recursive: bool,
+    max_depth: Option<usize>,
+    #[serde(default)]
+    include_hidden: bool,
+}
+
+#[derive(Serialize)]
+struct Entry {
+    name: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    size: u64,
+    /// Seconds since the Unix epoch, if the file system reports it.
+    modified: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct Listing {
+    path: String,
+    entries: Vec<Entry>,
+    truncated: bool,
+    /// Entries left out because they are hidden (names starting with `.`).
+    hidden_skipped: usize,
+}
+
+struct ListDirectory;
+
+impl Tool for ListDirectory {
+    fn call(args: String) -> Result<String, ToolError> {
+        run(&args, list)
+    }
+}
+
+toolcell_guest::export_tool!(ListDirectory);
+
+fn list(args: Args) -> Result<Listing, ToolError> {
+    let root = WorkspacePath::parse(&args.path)?;
+    let max_depth = if args.recursive { args.max_depth.unwrap_or(DEFAULT_MAX_DEPTH).max(1) } else { 1 };
+    let mut listing = Listing {
+        path: root.as_str().to_string(),
+        entries: Vec::new(),
+        truncated: false,
+        hidden_skipped: 0,
+    };
+    walk(&root, "", 1, max_depth, args.include_hidden, &mut listing)?;
+    Ok(listing)
+}
+
+/// Lists `dir` into `out`; `prefix` is the entry names' path relative to the
+/// listed folder, so recursive results read `src/main.rs`.
+fn walk(
+    dir: &WorkspacePath,
+    prefix: &str,
+    depth: usize,
+    max_depth: usize,
+    include_hidden: bool,
+    out: &mut Listing,
+) -> Result<(), ToolError> {
+    let read = std::fs::read_dir(dir.as_path()).map_err(|e| io_error(dir.as_str(), &e))?;
+    let mut children: Vec<(String, std::fs::Metadata)> = Vec::new();
+    for entry in read {
+        let entry = entry.map_err(|e| io_error(dir.as_str(), &e))?;
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else { continue };
+        if !include_hidden && name.starts_with('.') {
+            out.hidden_skipped += 1;
+            continue;
+        }
+        // Not following symlinks: a link is listed as a link, never entered.
+        let Ok(meta) = std::fs::symlink_metadata(dir.join(&name).as_path()) else { continue };
+        children.push((name, meta));
+    }
+    children.sort_by(|a, b| a.0.cmp(&b.0));
+    for (name, meta) in children {
+        if out.entries.len() >= MAX_ENTRIES {
+            out.truncated = true;
+            return Ok(());
+        }
+        let kind = if meta.is_symlink() {
+            "symlink"
+        } else if meta.is_dir() {
+            "directory"
+        } else {
+            "file"
+        };
+        let shown = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+        let modified = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map(|d| d.as_secs());
+        out.entries.push(Entry { name: shown.clone(), kind, size: if meta.is_dir() { 0 } else { meta.len() }, modified });
+        if kind == "directory" && depth < max_depth {
+            walk(&dir.join(&name), &shown, depth + 1, max_depth, include_hidden, out)?;
+        }
+    }
+    Ok(())
+}

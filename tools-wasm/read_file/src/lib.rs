@@ -1,0 +1,115 @@
+//! `read_file`: a UTF-8 text file of the workspace, whole or by line range.
+
+use serde::{Deserialize, Serialize};
+use std::io::Read;
+use toolcell_guest::error::io_error;
+use toolcell_guest::path::WorkspacePath;
+use toolcell_guest::{Tool, ToolError, run};
+
+/// Lines returned when no range is given: enough for most source files,
+/// small enough to leave room in a local model's context.
+const DEFAULT_MAX_LINES: usize = 500;
+/// Files above this size must be read by range: a whole one would not fit a
+/// model's context anyway.
+const MAX_WHOLE_FILE_BYTES: u64 = 1024 * 1024;
+/// Hard ceiling on what is read into memory at all, range or not.
+const MAX_READ_BYTES: u64 = 64 * 1024 * 1024;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    start_line: Option<usize>,
+    end_line: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct FileText {
+    path: String,
+    content: String,
+    size: u64,
+    total_lines: usize,
+    start_line: usize,
+    end_line: usize,
+    truncated: bool,
+}
+
+struct ReadFile;
+
+impl Tool for ReadFile {
+    fn call(args: String) -> Result<String, ToolError> {
+        run(&args, read)
+    }
+}
+
+toolcell_guest::export_tool!(ReadFile);
+
+fn read(args: Args) -> Result<FileText, ToolError> {
+    let path = WorkspacePath::parse(&args.path)?;
+    let shown = path.as_str();
+    let meta = std::fs::metadata(path.as_path()).map_err(|e| io_error(shown, &e))?;
+    if meta.is_dir() {
+        return Err(ToolError::InvalidArgs(format!(
+            "`{shown}` is a directory: use list_directory to see what it holds"
+        )));
+    }
+    let size = meta.len();
+    let ranged = args.start_line.is_some() || args.end_line.is_some();
+    if size > MAX_WHOLE_FILE_BYTES && !ranged {
+        return Err(ToolError::Denied(format!(
+            "`{shown}` is {size} bytes, over the {MAX_WHOLE_FILE_BYTES}-byte limit for a whole \
+             read: give start_line and end_line"
+        )));
+    }
+    if size > MAX_READ_BYTES {
+        return Err(ToolError::Denied(format!(
+            "`{shown}` is {size} bytes, over the {MAX_READ_BYTES}-byte limit for any read"
+        )));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    std::fs::File::open(path.as_path())
+        .and_then(|mut f| f.read_to_end(&mut bytes))
+        .map_err(|e| io_error(shown, &e))?;
+    if bytes.contains(&0) {
+        return Err(binary(shown, size));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| binary(shown, size))?;
+
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let total_lines = lines.len();
+    let start = args.start_line.unwrap_or(1);
+    if start == 0 {
+        return Err(ToolError::InvalidArgs("start_line counts from 1".into()));
+    }
+    if total_lines > 0 && start > total_lines {
+        return Err(ToolError::InvalidArgs(format!(
+            "start_line {start} is past the end: `{shown}` has {total_lines} lines"
+        )));
+    }
+    let wanted_end = match args.end_line {
+        Some(end) if end < start => {
+            return Err(ToolError::InvalidArgs(format!(
+                "end_line {end} is before start_line {start}"
+            )));
+        }
+        Some(end) => end.min(total_lines),
+        None => total_lines,
+    };
+    let end = if ranged { wanted_end } else { wanted_end.min(start + DEFAULT_MAX_LINES - 1) };
+    let content: String = lines.get(start.saturating_sub(1)..end).unwrap_or(&[]).concat();
+    Ok(FileText {
+        path: shown.to_string(),
+        content,
+        size,
+        total_lines,
+        start_line: if total_lines == 0 { 0 } else { start },
+        end_line: end,
+        truncated: end < wanted_end,
+    })
+}
+
+fn binary(shown: &str, size: u64) -> ToolError {
+    ToolError::Denied(format!(
+        "`{shown}` is not UTF-8 text ({size} bytes, binary content): read_file only returns text"
+    ))
+}
