@@ -14,8 +14,12 @@ use std::process::Command;
 const GUEST_TARGET: &str = "wasm32-wasip2";
 
 fn main() {
-    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let tools_dir = manifest_dir.join("../tools-wasm").canonicalize().expect("tools-wasm/ next to host/");
+    let manifest_dir =
+        PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let tools_dir = manifest_dir
+        .join("../tools-wasm")
+        .canonicalize()
+        .expect("tools-wasm/ next to host/");
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let target_dir = out_dir.join("guest-target");
 
@@ -30,15 +34,32 @@ fn main() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut build = Command::new(cargo);
     build
-        .args(["build", "--release", "--target", GUEST_TARGET, "--manifest-path"])
+        .args([
+            "build",
+            "--release",
+            "--target",
+            GUEST_TARGET,
+            "--manifest-path",
+        ])
         .arg(tools_dir.join("Cargo.toml"))
         .arg("--target-dir")
         .arg(&target_dir);
     // The outer build's flags and wrappers are for the host target, not ours.
-    for var in ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "RUSTC_WORKSPACE_WRAPPER", "RUSTC_WRAPPER", "CARGO_PROFILE_RELEASE_DEBUG", "CARGO_PROFILE_RELEASE_INCREMENTAL"] {
+    for var in [
+        "CARGO_ENCODED_RUSTFLAGS",
+        "RUSTFLAGS",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTC_WRAPPER",
+        "CARGO_PROFILE_RELEASE_DEBUG",
+        "CARGO_PROFILE_RELEASE_INCREMENTAL",
+    ] {
         build.env_remove(var);
     }
-    let status = build.status().expect("running cargo to build the built-in tools");
+    let status = build
+        .status()
+        .expect("running cargo to build the built-in tools");
     if !status.success() {
         panic!(
             "building the built-in tools in {} failed (see above). If the error says the \
@@ -48,11 +69,17 @@ fn main() {
     }
 
     let wasm_dir = target_dir.join(GUEST_TARGET).join("release");
-    let mut generated = String::from("/// The built-in tools, built from `tools-wasm/` by `host/build.rs`.\npub static BUILTIN_TOOLS: &[BuiltinTool] = &[\n");
+    let mut generated = String::from(
+        "/// The built-in tools, built from `tools-wasm/` by `host/build.rs`.\npub static BUILTIN_TOOLS: &[BuiltinTool] = &[\n",
+    );
     for tool in &tools {
         let manifest = tools_dir.join(tool).join("tool.toml");
         let wasm = wasm_dir.join(format!("{}.wasm", tool.replace('-', "_")));
-        assert!(wasm.is_file(), "the build did not produce {}", wasm.display());
+        assert!(
+            wasm.is_file(),
+            "the build did not produce {}",
+            wasm.display()
+        );
         generated.push_str(&format!(
             "    BuiltinTool {{ crate_dir: {tool:?}, manifest: include_str!({:?}), wasm: include_bytes!({:?}) }},\n",
             manifest.display().to_string(),
@@ -61,7 +88,10 @@ fn main() {
     }
     generated.push_str("];\n");
     std::fs::write(out_dir.join("builtin_tools.rs"), generated).expect("writing builtin_tools.rs");
-    println!("cargo:rustc-env=TOOLCELL_GUEST_TARGET_DIR={}", target_dir.display());
+    println!(
+        "cargo:rustc-env=TOOLCELL_GUEST_TARGET_DIR={}",
+        target_dir.display()
+    );
 }
 
 /// Tool crates: folders of `tools-wasm/` holding a `tool.toml`, sorted.

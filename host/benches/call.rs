@@ -42,11 +42,18 @@ struct Stats {
 fn stats(mut samples: Vec<Duration>) -> Stats {
     samples.sort();
     let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    Stats { p50: at(0.50), p99: at(0.99) }
+    Stats {
+        p50: at(0.50),
+        p99: at(0.99),
+    }
 }
 
 fn report(label: &str, s: &Stats) {
-    println!("{label:<58} p50 {:>9.1} µs   p99 {:>9.1} µs", micros(s.p50), micros(s.p99));
+    println!(
+        "{label:<58} p50 {:>9.1} µs   p99 {:>9.1} µs",
+        micros(s.p50),
+        micros(s.p99)
+    );
 }
 
 fn micros(d: Duration) -> f64 {
@@ -73,10 +80,13 @@ fn main() {
     let cache = root.join(".cache");
     let file = root.join("four_kb.txt");
     let line = "toolcell benchmark line of text, sixty-three bytes long......\n";
-    std::fs::write(&file, line.repeat(4096 / line.len() + 1)[..4096].as_bytes()).unwrap();
+    std::fs::write(&file, &line.repeat(4096 / line.len() + 1).as_bytes()[..4096]).unwrap();
     let probe = fixture::probe();
     let probe_wasm = std::fs::read(&probe.wasm).unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
 
     println!("toolcell call-path benchmark: {CALLS} calls per case after {WARMUP} warm-up calls\n");
     let native = measure(|| {
@@ -86,7 +96,10 @@ fn main() {
 
     let mut read_file_p50 = Vec::new();
     for allocation in [Allocation::Pooling, Allocation::OnDemand] {
-        let options = SandboxOptions { cache_dir: Some(cache.clone()), allocation };
+        let options = SandboxOptions {
+            cache_dir: Some(cache.clone()),
+            allocation,
+        };
         let sandbox = Sandbox::new(options.clone()).unwrap();
         let prepared = sandbox.prepare(&probe_wasm).unwrap();
         let grant = ToolGrant {
@@ -96,13 +109,20 @@ fn main() {
             preopens: Vec::new(),
             env: Vec::new(),
             network: Vec::new(),
-            limits: Limits { timeout_ms: 10_000, memory_mb: 64, max_output_bytes: 1 << 20 },
+            limits: Limits {
+                timeout_ms: 10_000,
+                memory_mb: 64,
+                max_output_bytes: 1 << 20,
+            },
         };
         let noop = measure(|| {
             let outcome = runtime.block_on(sandbox.run(&prepared, &grant, r#"{"action":"noop"}"#));
             assert!(outcome.result.is_ok());
         });
-        report(&format!("no-op tool, fresh instance ({allocation:?})"), &noop);
+        report(
+            &format!("no-op tool, fresh instance ({allocation:?})"),
+            &noop,
+        );
 
         let config = WorkspaceConfig::default_for(&root).unwrap();
         let registry = Registry::load(None, &config.workspace_tools_dir());
@@ -112,11 +132,17 @@ fn main() {
             let outcome = runtime.block_on(dispatcher.call("read_file", &args, &ApproveAll));
             assert_eq!(outcome.result.as_ref().unwrap()["size"], 4096);
         });
-        report(&format!("read_file 4 KB, whole path ({allocation:?})"), &read);
+        report(
+            &format!("read_file 4 KB, whole path ({allocation:?})"),
+            &read,
+        );
         read_file_p50.push((allocation, read.p50));
     }
     for (allocation, p50) in read_file_p50 {
-        println!("ratio read_file / native, p50 ({allocation:?}): {:.1}x", p50.as_secs_f64() / native.p50.as_secs_f64());
+        println!(
+            "ratio read_file / native, p50 ({allocation:?}): {:.1}x",
+            p50.as_secs_f64() / native.p50.as_secs_f64()
+        );
     }
 
     println!();
@@ -144,17 +170,36 @@ fn median_ms(mut samples: Vec<Duration>) -> f64 {
 
 fn cli_timings(root: &Path) {
     let warm_cache = root.join(".cli-cache");
-    let read = ["tools", "call", "read_file", "--args", r#"{"path":"four_kb.txt"}"#];
+    let read = [
+        "tools",
+        "call",
+        "read_file",
+        "--args",
+        r#"{"path":"four_kb.txt"}"#,
+    ];
     toolcell(root, &warm_cache, &read);
-    let list: Vec<Duration> = (0..LAUNCHES).map(|_| toolcell(root, &warm_cache, &["tools", "list"])).collect();
-    println!("`toolcell tools list`, warm cache: median {:.1} ms over {LAUNCHES} launches", median_ms(list));
-    let warm: Vec<Duration> = (0..LAUNCHES).map(|_| toolcell(root, &warm_cache, &read)).collect();
-    println!("`toolcell tools call read_file`, warm cache: median {:.1} ms", median_ms(warm));
+    let list: Vec<Duration> = (0..LAUNCHES)
+        .map(|_| toolcell(root, &warm_cache, &["tools", "list"]))
+        .collect();
+    println!(
+        "`toolcell tools list`, warm cache: median {:.1} ms over {LAUNCHES} launches",
+        median_ms(list)
+    );
+    let warm: Vec<Duration> = (0..LAUNCHES)
+        .map(|_| toolcell(root, &warm_cache, &read))
+        .collect();
+    println!(
+        "`toolcell tools call read_file`, warm cache: median {:.1} ms",
+        median_ms(warm)
+    );
     let cold: Vec<Duration> = (0..5)
         .map(|i| {
             let fresh = root.join(format!(".cold-cache-{i}"));
             toolcell(root, &fresh, &read)
         })
         .collect();
-    println!("`toolcell tools call read_file`, first start after a wasm change (compile): median {:.1} ms over 5", median_ms(cold));
+    println!(
+        "`toolcell tools call read_file`, first start after a wasm change (compile): median {:.1} ms over 5",
+        median_ms(cold)
+    );
 }

@@ -74,7 +74,11 @@ impl Approver for TerminalApprover {
         }
         let args = serde_json::to_string_pretty(request.args).unwrap_or_default();
         let mut stderr = std::io::stderr();
-        let _ = write!(stderr, "toolcell: run `{}` with\n{args}\nApprove? [y/N] ", request.tool);
+        let _ = write!(
+            stderr,
+            "toolcell: run `{}` with\n{args}\nApprove? [y/N] ",
+            request.tool
+        );
         let _ = stderr.flush();
         let mut answer = String::new();
         if stdin.lock().read_line(&mut answer).is_err() {

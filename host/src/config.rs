@@ -130,7 +130,8 @@ impl WorkspaceConfig {
     /// upwards, else the default config for `cwd`.
     pub fn discover(explicit: Option<&Path>, cwd: &Path) -> Result<Self> {
         if let Some(file) = explicit {
-            let file = std::path::absolute(file).with_context(|| format!("cannot resolve {}", file.display()))?;
+            let file = std::path::absolute(file)
+                .with_context(|| format!("cannot resolve {}", file.display()))?;
             return Self::load(&file);
         }
         for dir in cwd.ancestors() {
@@ -144,18 +145,25 @@ impl WorkspaceConfig {
 
     /// The config used when there is no file: `cwd` is the one root, writable.
     pub fn default_for(cwd: &Path) -> Result<Self> {
-        let path = cwd.canonicalize().with_context(|| format!("cannot open the current folder {}", cwd.display()))?;
+        let path = cwd
+            .canonicalize()
+            .with_context(|| format!("cannot open the current folder {}", cwd.display()))?;
         Ok(Self {
             file: None,
             workspace: path.clone(),
-            roots: vec![Root { path, mount: ".".into(), access: RootAccess::Write }],
+            roots: vec![Root {
+                path,
+                mount: ".".into(),
+                access: RootAccess::Write,
+            }],
             tools: BTreeMap::new(),
         })
     }
 
     /// Reads and validates the config at `file`.
     pub fn load(file: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(file).with_context(|| format!("cannot read the config {}", file.display()))?;
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read the config {}", file.display()))?;
         Self::parse(file, &text)
     }
 
@@ -170,7 +178,9 @@ impl WorkspaceConfig {
             anyhow::anyhow!("invalid config {at}: {}\n  fix: correct or remove that key; see the README's \"Configuration\" section", e.message().trim())
         })?;
         let workspace = file.parent().unwrap_or(Path::new(".")).to_path_buf();
-        let workspace = workspace.canonicalize().with_context(|| format!("cannot open the config's folder {}", workspace.display()))?;
+        let workspace = workspace
+            .canonicalize()
+            .with_context(|| format!("cannot open the config's folder {}", workspace.display()))?;
 
         let mut roots: Vec<Root> = Vec::new();
         for (index, spanned) in raw.roots.iter().enumerate() {
@@ -181,38 +191,65 @@ impl WorkspaceConfig {
                 anyhow::anyhow!("invalid config {at}: root `{}` cannot be opened ({e})\n  fix: create the folder or correct `path`", root.path)
             })?;
             if !path.is_dir() {
-                bail!("invalid config {at}: root `{}` is not a folder\n  fix: point `path` at a folder", root.path);
+                bail!(
+                    "invalid config {at}: root `{}` is not a folder\n  fix: point `path` at a folder",
+                    root.path
+                );
             }
             let mount = if index == 0 {
                 if let Some(name) = &root.name {
-                    bail!("invalid config {at}: the first root is always `.` for tools, it cannot be named `{name}`\n  fix: remove `name` from the first [[roots]] entry");
+                    bail!(
+                        "invalid config {at}: the first root is always `.` for tools, it cannot be named `{name}`\n  fix: remove `name` from the first [[roots]] entry"
+                    );
                 }
                 ".".to_string()
             } else {
                 let name = match &root.name {
                     Some(name) => name.clone(),
-                    None => path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string(),
+                    None => path
+                        .file_name()
+                        .and_then(|n| n.to_str())
+                        .unwrap_or_default()
+                        .to_string(),
                 };
-                let valid = !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\', '\0']);
+                let valid = !name.is_empty()
+                    && name != "."
+                    && name != ".."
+                    && !name.contains(['/', '\\', '\0']);
                 if !valid {
-                    bail!("invalid config {at}: `{name}` cannot name a root\n  fix: give `name` a single folder name such as \"docs\"");
+                    bail!(
+                        "invalid config {at}: `{name}` cannot name a root\n  fix: give `name` a single folder name such as \"docs\""
+                    );
                 }
                 if roots.iter().any(|r| r.mount == name) {
-                    bail!("invalid config {at}: two roots are named `{name}`\n  fix: give one of them another `name`");
+                    bail!(
+                        "invalid config {at}: two roots are named `{name}`\n  fix: give one of them another `name`"
+                    );
                 }
                 name
             };
-            roots.push(Root { path, mount, access: root.access });
+            roots.push(Root {
+                path,
+                mount,
+                access: root.access,
+            });
         }
         if roots.is_empty() {
-            roots.push(Root { path: workspace.clone(), mount: ".".into(), access: RootAccess::Write });
+            roots.push(Root {
+                path: workspace.clone(),
+                mount: ".".into(),
+                access: RootAccess::Write,
+            });
         }
 
         let mut tools = BTreeMap::new();
         for (name, spanned) in raw.tools {
             let at = where_(spanned.span());
             let raw = spanned.into_inner();
-            let in_range = |key: &str, value: Option<u64>, range: std::ops::RangeInclusive<u64>| -> Result<Option<u64>> {
+            let in_range = |key: &str,
+                            value: Option<u64>,
+                            range: std::ops::RangeInclusive<u64>|
+             -> Result<Option<u64>> {
                 match value {
                     Some(v) if !range.contains(&v) => bail!(
                         "invalid config {at}: tools.{name}.{key} = {v} is out of range\n  fix: use a value from {} to {}",
@@ -227,22 +264,36 @@ impl WorkspaceConfig {
                 approval: raw.approval,
                 timeout_ms: in_range("timeout_ms", raw.timeout_ms, limits::TIMEOUT_MS_RANGE)?,
                 memory_mb: in_range("memory_mb", raw.memory_mb, limits::MEMORY_MB_RANGE)?,
-                max_output_bytes: in_range("max_output_bytes", raw.max_output_bytes, limits::OUTPUT_BYTES_RANGE)?,
+                max_output_bytes: in_range(
+                    "max_output_bytes",
+                    raw.max_output_bytes,
+                    limits::OUTPUT_BYTES_RANGE,
+                )?,
                 env: raw.env,
                 network: raw.network,
             };
             if let Some(bad) = settings.env.iter().find(|n| !is_env_name(n)) {
-                bail!("invalid config {at}: tools.{name}.env: `{bad}` is not an environment variable name\n  fix: list names such as \"API_TOKEN\"");
+                bail!(
+                    "invalid config {at}: tools.{name}.env: `{bad}` is not an environment variable name\n  fix: list names such as \"API_TOKEN\""
+                );
             }
             tools.insert(name, settings);
         }
 
-        Ok(Self { file: Some(file.to_path_buf()), workspace, roots, tools })
+        Ok(Self {
+            file: Some(file.to_path_buf()),
+            workspace,
+            roots,
+            tools,
+        })
     }
 
     /// The user's settings for `tool`, or the defaults.
     pub fn tool(&self, tool: &str) -> ToolSettings {
-        self.tools.get(tool).cloned().unwrap_or(ToolSettings { enabled: true, ..ToolSettings::default() })
+        self.tools.get(tool).cloned().unwrap_or(ToolSettings {
+            enabled: true,
+            ..ToolSettings::default()
+        })
     }
 
     /// Where workspace-installed tools live.
@@ -259,7 +310,8 @@ mod tests {
     fn unknown_key_names_line() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join(CONFIG_FILE);
-        let err = WorkspaceConfig::parse(&file, "[[roots]]\npath = \".\"\nacess = \"read\"\n").unwrap_err();
+        let err = WorkspaceConfig::parse(&file, "[[roots]]\npath = \".\"\nacess = \"read\"\n")
+            .unwrap_err();
         let msg = format!("{err:#}");
         assert!(msg.contains(":3:1"), "{msg}");
         assert!(msg.contains("unknown field `acess`"), "{msg}");

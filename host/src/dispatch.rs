@@ -20,7 +20,10 @@ use std::time::{Duration, Instant};
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
     #[error("there is no tool named `{name}`; the tools are: {}", available.join(", "))]
-    UnknownTool { name: String, available: Vec<String> },
+    UnknownTool {
+        name: String,
+        available: Vec<String>,
+    },
     #[error("`{name}` is disabled in the workspace config")]
     Disabled { name: String },
     #[error("the arguments do not fit the schema of `{tool}`: {}", problems.join("; "))]
@@ -71,7 +74,12 @@ pub struct CallOutcome {
 
 impl CallOutcome {
     fn refused(error: CallError, started: Instant) -> Self {
-        Self { result: Err(error), stdout: CapturedOutput::default(), stderr: CapturedOutput::default(), duration: started.elapsed() }
+        Self {
+            result: Err(error),
+            stdout: CapturedOutput::default(),
+            stderr: CapturedOutput::default(),
+            duration: started.elapsed(),
+        }
     }
 }
 
@@ -84,9 +92,18 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
-    pub fn new(config: WorkspaceConfig, registry: Registry, options: SandboxOptions) -> Result<Self> {
+    pub fn new(
+        config: WorkspaceConfig,
+        registry: Registry,
+        options: SandboxOptions,
+    ) -> Result<Self> {
         let sandbox = Sandbox::new(options).context("cannot start the WebAssembly sandbox")?;
-        Ok(Self { config, registry, sandbox, prepared: Mutex::default() })
+        Ok(Self {
+            config,
+            registry,
+            sandbox,
+            prepared: Mutex::default(),
+        })
     }
 
     pub fn registry(&self) -> &Registry {
@@ -104,17 +121,35 @@ impl Dispatcher {
     /// The compiled tool, compiling (or loading from the cache) on first use.
     pub fn prepared(&self, entry: &ToolEntry) -> Result<PreparedTool> {
         let name = &entry.manifest.name;
-        if let Some(ready) = self.prepared.lock().unwrap_or_else(|p| p.into_inner()).get(name) {
+        if let Some(ready) = self
+            .prepared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+        {
             return Ok(ready.clone());
         }
-        let wasm = entry.component.read().with_context(|| format!("cannot read the component of `{name}`"))?;
-        let ready = self.sandbox.prepare(&wasm).with_context(|| format!("the component of `{name}` is unusable"))?;
+        let wasm = entry
+            .component
+            .read()
+            .with_context(|| format!("cannot read the component of `{name}`"))?;
+        let ready = self
+            .sandbox
+            .prepare(&wasm)
+            .with_context(|| format!("the component of `{name}` is unusable"))?;
         match ready.cache {
             CacheStatus::Hit => tracing::info!("{name}: component loaded from the compile cache"),
-            CacheStatus::Compiled => tracing::info!("{name}: component compiled and stored in the compile cache"),
-            CacheStatus::Uncached => tracing::info!("{name}: component compiled (no compile cache)"),
+            CacheStatus::Compiled => {
+                tracing::info!("{name}: component compiled and stored in the compile cache")
+            }
+            CacheStatus::Uncached => {
+                tracing::info!("{name}: component compiled (no compile cache)")
+            }
         }
-        self.prepared.lock().unwrap_or_else(|p| p.into_inner()).insert(name.clone(), ready.clone());
+        self.prepared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name.clone(), ready.clone());
         Ok(ready)
     }
 
@@ -122,41 +157,94 @@ impl Dispatcher {
     pub async fn call(&self, name: &str, args: &Value, approver: &dyn Approver) -> CallOutcome {
         let started = Instant::now();
         let Some(entry) = self.registry.get(name) else {
-            let available = self.registry.names().into_iter().map(String::from).collect();
-            return CallOutcome::refused(CallError::UnknownTool { name: name.to_string(), available }, started);
+            let available = self
+                .registry
+                .names()
+                .into_iter()
+                .map(String::from)
+                .collect();
+            return CallOutcome::refused(
+                CallError::UnknownTool {
+                    name: name.to_string(),
+                    available,
+                },
+                started,
+            );
         };
         let grant = match ToolGrant::resolve(&entry.manifest, &self.config) {
             Ok(grant) => grant,
-            Err(e) => return CallOutcome::refused(CallError::Unavailable { tool: name.into(), message: format!("{e:#}") }, started),
+            Err(e) => {
+                return CallOutcome::refused(
+                    CallError::Unavailable {
+                        tool: name.into(),
+                        message: format!("{e:#}"),
+                    },
+                    started,
+                );
+            }
         };
         if !grant.enabled {
             return CallOutcome::refused(CallError::Disabled { name: name.into() }, started);
         }
         let problems = schema_problems(entry, args);
         if !problems.is_empty() {
-            return CallOutcome::refused(CallError::InvalidArgs { tool: name.into(), problems }, started);
+            return CallOutcome::refused(
+                CallError::InvalidArgs {
+                    tool: name.into(),
+                    problems,
+                },
+                started,
+            );
         }
         match grant.approval {
             ApprovalMode::Auto => {}
             ApprovalMode::Deny => {
-                let reason = "the workspace config denies this tool (approval = \"deny\")".to_string();
-                return CallOutcome::refused(CallError::Denied { tool: name.into(), reason }, started);
+                let reason =
+                    "the workspace config denies this tool (approval = \"deny\")".to_string();
+                return CallOutcome::refused(
+                    CallError::Denied {
+                        tool: name.into(),
+                        reason,
+                    },
+                    started,
+                );
             }
             ApprovalMode::Ask => {
-                let request = ApprovalRequest { tool: name, args, mutates: entry.manifest.mutates };
+                let request = ApprovalRequest {
+                    tool: name,
+                    args,
+                    mutates: entry.manifest.mutates,
+                };
                 if let Decision::Declined(reason) = approver.decide(&request) {
-                    return CallOutcome::refused(CallError::Denied { tool: name.into(), reason }, started);
+                    return CallOutcome::refused(
+                        CallError::Denied {
+                            tool: name.into(),
+                            reason,
+                        },
+                        started,
+                    );
                 }
             }
         }
         let prepared = match self.prepared(entry) {
             Ok(prepared) => prepared,
-            Err(e) => return CallOutcome::refused(CallError::Unavailable { tool: name.into(), message: format!("{e:#}") }, started),
+            Err(e) => {
+                return CallOutcome::refused(
+                    CallError::Unavailable {
+                        tool: name.into(),
+                        message: format!("{e:#}"),
+                    },
+                    started,
+                );
+            }
         };
         let args_text = args.to_string();
         let run = self.sandbox.run(&prepared, &grant, &args_text).await;
         CallOutcome {
-            result: run.result.map_err(|error| CallError::Run { tool: name.into(), error }),
+            result: run.result.map_err(|error| CallError::Run {
+                tool: name.into(),
+                error,
+            }),
             stdout: run.stdout,
             stderr: run.stderr,
             duration: started.elapsed(),
@@ -172,7 +260,11 @@ fn schema_problems(entry: &ToolEntry, args: &Value) -> Vec<String> {
         .iter_errors(args)
         .map(|error| {
             let at = error.instance_path().to_string();
-            if at.is_empty() { error.to_string() } else { format!("at `{at}`: {error}") }
+            if at.is_empty() {
+                error.to_string()
+            } else {
+                format!("at `{at}`: {error}")
+            }
         })
         .collect()
 }

@@ -53,7 +53,11 @@ impl ToolGrant {
     /// Resolves the grant of the tool described by `manifest` under `config`.
     pub fn resolve(manifest: &ToolManifest, config: &WorkspaceConfig) -> Result<Self> {
         let settings = config.tool(&manifest.name);
-        let config_file = config.file.as_ref().map(|f| f.display().to_string()).unwrap_or_else(|| "the config".into());
+        let config_file = config
+            .file
+            .as_ref()
+            .map(|f| f.display().to_string())
+            .unwrap_or_else(|| "the config".into());
         for name in &settings.env {
             if !manifest.capabilities.env.contains(name) {
                 bail!(
@@ -104,13 +108,18 @@ impl ToolGrant {
             limits: Limits {
                 timeout_ms: settings.timeout_ms.unwrap_or(manifest.limits.timeout_ms),
                 memory_mb: settings.memory_mb.unwrap_or(manifest.limits.memory_mb),
-                max_output_bytes: settings.max_output_bytes.unwrap_or(manifest.limits.max_output_bytes),
+                max_output_bytes: settings
+                    .max_output_bytes
+                    .unwrap_or(manifest.limits.max_output_bytes),
             },
         })
     }
 
     /// The environment passed into the cell: granted names that are set.
     pub fn env_values(&self) -> Vec<(String, String)> {
-        self.env.iter().filter_map(|name| std::env::var(name).ok().map(|v| (name.clone(), v))).collect()
+        self.env
+            .iter()
+            .filter_map(|name| std::env::var(name).ok().map(|v| (name.clone(), v)))
+            .collect()
     }
 }

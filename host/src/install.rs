@@ -27,7 +27,10 @@ impl ToolFiles {
             [dir] if dir.is_dir() => {
                 let manifest = dir.join(MANIFEST_FILE);
                 if !manifest.is_file() {
-                    bail!("{} has no {MANIFEST_FILE}\n  fix: put the tool's manifest there, or name the files: `toolcell tools add tool.toml tool.wasm`", dir.display());
+                    bail!(
+                        "{} has no {MANIFEST_FILE}\n  fix: put the tool's manifest there, or name the files: `toolcell tools add tool.toml tool.wasm`",
+                        dir.display()
+                    );
                 }
                 let wasm: Vec<PathBuf> = std::fs::read_dir(dir)
                     .with_context(|| format!("cannot read {}", dir.display()))?
@@ -35,19 +38,41 @@ impl ToolFiles {
                     .filter(|p| p.extension().is_some_and(|x| x == "wasm"))
                     .collect();
                 match wasm.as_slice() {
-                    [one] => Ok(Self { manifest, component: one.clone() }),
-                    [] => bail!("{} has no .wasm component\n  fix: build the tool (e.g. `cargo build --release --target wasm32-wasip2`) and copy the .wasm there", dir.display()),
-                    _ => bail!("{} has several .wasm files\n  fix: name the two files: `toolcell tools add tool.toml my_tool.wasm`", dir.display()),
+                    [one] => Ok(Self {
+                        manifest,
+                        component: one.clone(),
+                    }),
+                    [] => bail!(
+                        "{} has no .wasm component\n  fix: build the tool (e.g. `cargo build --release --target wasm32-wasip2`) and copy the .wasm there",
+                        dir.display()
+                    ),
+                    _ => bail!(
+                        "{} has several .wasm files\n  fix: name the two files: `toolcell tools add tool.toml my_tool.wasm`",
+                        dir.display()
+                    ),
                 }
             }
-            [one] => bail!("{} is not a folder\n  fix: give the tool's folder, or its tool.toml and .wasm together", one.display()),
+            [one] => bail!(
+                "{} is not a folder\n  fix: give the tool's folder, or its tool.toml and .wasm together",
+                one.display()
+            ),
             [a, b] => {
                 let is_toml = |p: &Path| p.extension().is_some_and(|x| x == "toml");
                 let is_wasm = |p: &Path| p.extension().is_some_and(|x| x == "wasm");
                 match (is_toml(a) && is_wasm(b), is_wasm(a) && is_toml(b)) {
-                    (true, _) => Ok(Self { manifest: a.clone(), component: b.clone() }),
-                    (_, true) => Ok(Self { manifest: b.clone(), component: a.clone() }),
-                    _ => bail!("expected a tool.toml and a .wasm file, got {} and {}", a.display(), b.display()),
+                    (true, _) => Ok(Self {
+                        manifest: a.clone(),
+                        component: b.clone(),
+                    }),
+                    (_, true) => Ok(Self {
+                        manifest: b.clone(),
+                        component: a.clone(),
+                    }),
+                    _ => bail!(
+                        "expected a tool.toml and a .wasm file, got {} and {}",
+                        a.display(),
+                        b.display()
+                    ),
                 }
             }
             _ => bail!("give the tool's folder, or its tool.toml and .wasm"),
@@ -56,10 +81,19 @@ impl ToolFiles {
 }
 
 /// Validates the tool in `files` and installs it into `tools_dir`.
-pub fn add(sandbox: &Sandbox, registry: &Registry, files: &ToolFiles, tools_dir: &Path) -> Result<ToolManifest> {
+pub fn add(
+    sandbox: &Sandbox,
+    registry: &Registry,
+    files: &ToolFiles,
+    tools_dir: &Path,
+) -> Result<ToolManifest> {
     let manifest = ToolManifest::load(&files.manifest)?;
     if let Some(existing) = registry.get(&manifest.name) {
-        let place = existing.folder.as_ref().map(|f| format!(" at {}", f.display())).unwrap_or_default();
+        let place = existing
+            .folder
+            .as_ref()
+            .map(|f| format!(" at {}", f.display()))
+            .unwrap_or_default();
         bail!(
             "invalid tool manifest {} at key `name`: a {} tool named `{}` already exists{place}\n  fix: choose another name in the manifest, or remove the existing tool with `toolcell tools remove {}`",
             files.manifest.display(),
@@ -68,30 +102,46 @@ pub fn add(sandbox: &Sandbox, registry: &Registry, files: &ToolFiles, tools_dir:
             manifest.name
         );
     }
-    let wasm = std::fs::read(&files.component).with_context(|| format!("cannot read {}", files.component.display()))?;
-    sandbox.prepare(&wasm).with_context(|| format!("invalid tool component {}", files.component.display()))?;
+    let wasm = std::fs::read(&files.component)
+        .with_context(|| format!("cannot read {}", files.component.display()))?;
+    sandbox
+        .prepare(&wasm)
+        .with_context(|| format!("invalid tool component {}", files.component.display()))?;
 
-    std::fs::create_dir_all(tools_dir).with_context(|| format!("cannot create {}", tools_dir.display()))?;
-    let staging = tempfile::Builder::new().prefix(&format!(".{}-", manifest.name)).tempdir_in(tools_dir)?;
+    std::fs::create_dir_all(tools_dir)
+        .with_context(|| format!("cannot create {}", tools_dir.display()))?;
+    let staging = tempfile::Builder::new()
+        .prefix(&format!(".{}-", manifest.name))
+        .tempdir_in(tools_dir)?;
     std::fs::copy(&files.manifest, staging.path().join(MANIFEST_FILE))?;
     std::fs::write(staging.path().join(COMPONENT_FILE), &wasm)?;
     let target = tools_dir.join(&manifest.name);
     if target.exists() {
-        bail!("{} already exists\n  fix: remove it with `toolcell tools remove {}`", target.display(), manifest.name);
+        bail!(
+            "{} already exists\n  fix: remove it with `toolcell tools remove {}`",
+            target.display(),
+            manifest.name
+        );
     }
-    std::fs::rename(staging.keep(), &target).with_context(|| format!("cannot install into {}", target.display()))?;
+    std::fs::rename(staging.keep(), &target)
+        .with_context(|| format!("cannot install into {}", target.display()))?;
     Ok(manifest)
 }
 
 /// Removes the installed tool `name` from `registry`'s user or workspace folder.
 pub fn remove(registry: &Registry, name: &str) -> Result<PathBuf> {
     let Some(entry) = registry.get(name) else {
-        bail!("there is no tool named `{name}`\n  fix: `toolcell tools list` shows the installed tools");
+        bail!(
+            "there is no tool named `{name}`\n  fix: `toolcell tools list` shows the installed tools"
+        );
     };
     let Some(folder) = &entry.folder else {
-        bail!("`{name}` is built in and cannot be removed\n  fix: disable it in toolcell.toml: [tools.{name}] enabled = false");
+        bail!(
+            "`{name}` is built in and cannot be removed\n  fix: disable it in toolcell.toml: [tools.{name}] enabled = false"
+        );
     };
     debug_assert_ne!(entry.source, ToolSource::BuiltIn);
-    std::fs::remove_dir_all(folder).with_context(|| format!("cannot remove {}", folder.display()))?;
+    std::fs::remove_dir_all(folder)
+        .with_context(|| format!("cannot remove {}", folder.display()))?;
     Ok(folder.clone())
 }

@@ -144,7 +144,13 @@ struct Checker<'a> {
 }
 
 impl Checker<'_> {
-    fn error<T>(&self, key: &str, span: std::ops::Range<usize>, message: String, fix: String) -> Result<T, ManifestError> {
+    fn error<T>(
+        &self,
+        key: &str,
+        span: std::ops::Range<usize>,
+        message: String,
+        fix: String,
+    ) -> Result<T, ManifestError> {
         Err(ManifestError {
             file: self.file.to_path_buf(),
             key: Some(key.to_string()),
@@ -154,8 +160,16 @@ impl Checker<'_> {
         })
     }
 
-    fn limit(&self, key: &str, value: &Option<Spanned<u64>>, range: std::ops::RangeInclusive<u64>, default: u64) -> Result<u64, ManifestError> {
-        let Some(value) = value else { return Ok(default) };
+    fn limit(
+        &self,
+        key: &str,
+        value: &Option<Spanned<u64>>,
+        range: std::ops::RangeInclusive<u64>,
+        default: u64,
+    ) -> Result<u64, ManifestError> {
+        let Some(value) = value else {
+            return Ok(default);
+        };
         if !range.contains(value.get_ref()) {
             return self.error(
                 &format!("limits.{key}"),
@@ -183,12 +197,21 @@ impl ToolManifest {
 
     /// Validates manifest `text`; `file` is only used to name it in errors.
     pub fn parse(file: &Path, text: &str) -> Result<Self, ManifestError> {
-        let raw: RawManifest = toml::from_str(text).map_err(|e| ManifestError {
-            file: file.to_path_buf(),
-            key: None,
-            position: e.span().map(|s| line_col(text, s.start)),
-            message: e.message().trim().to_string(),
-            fix: format!("correct or remove that key; the format is described in {FORMAT_DOC}"),
+        let raw: RawManifest = toml::from_str(text).map_err(|e| {
+            let message = e.message().trim().to_string();
+            let fix = if message.starts_with("missing field") {
+                format!("add it; the format is described in {FORMAT_DOC}")
+            } else {
+                format!("correct or remove that key; the format is described in {FORMAT_DOC}")
+            };
+            let span = e.span().filter(|_| !message.starts_with("missing field"));
+            ManifestError {
+                file: file.to_path_buf(),
+                key: span.as_ref().and_then(|s| key_at(text, s.start)),
+                position: span.map(|s| line_col(text, s.start)),
+                message,
+                fix,
+            }
         })?;
         let check = Checker { file, text };
 
@@ -197,19 +220,30 @@ impl ToolManifest {
             return check.error("name", raw.name.span(), why, "use lowercase letters, digits and single underscores, starting with a letter, e.g. `word_count`".into());
         }
         if raw.version.get_ref().trim().is_empty() {
-            return check.error("version", raw.version.span(), "the version is empty".into(), "give a version such as \"0.1.0\"".into());
+            return check.error(
+                "version",
+                raw.version.span(),
+                "the version is empty".into(),
+                "give a version such as \"0.1.0\"".into(),
+            );
         }
         if raw.description.get_ref().trim().is_empty() {
-            return check.error("description", raw.description.span(), "the description is empty".into(), "say in one sentence what the tool does: the model chooses tools by it".into());
+            return check.error(
+                "description",
+                raw.description.span(),
+                "the description is empty".into(),
+                "say in one sentence what the tool does: the model chooses tools by it".into(),
+            );
         }
 
-        let parameters = serde_json::to_value(raw.parameters.get_ref()).map_err(|e| ManifestError {
-            file: file.to_path_buf(),
-            key: Some("parameters".into()),
-            position: Some(line_col(text, raw.parameters.span().start)),
-            message: format!("cannot be expressed as JSON: {e}"),
-            fix: "use only strings, numbers, booleans, arrays and tables".into(),
-        })?;
+        let parameters =
+            serde_json::to_value(raw.parameters.get_ref()).map_err(|e| ManifestError {
+                file: file.to_path_buf(),
+                key: Some("parameters".into()),
+                position: Some(line_col(text, raw.parameters.span().start)),
+                message: format!("cannot be expressed as JSON: {e}"),
+                fix: "use only strings, numbers, booleans, arrays and tables".into(),
+            })?;
         if let Err(why) = check_parameters_schema(&parameters) {
             return check.error("parameters", raw.parameters.span(), why, "make `parameters` a JSON Schema for an object: type = \"object\" with `properties`; see https://json-schema.org".into());
         }
@@ -221,17 +255,42 @@ impl ToolManifest {
         }
         for name in &raw.capabilities.env {
             if !is_env_name(name.get_ref()) {
-                return check.error("capabilities.env", name.span(), format!("`{}` is not an environment variable name", name.get_ref()), "use names of letters, digits and underscores, not starting with a digit".into());
+                return check.error(
+                    "capabilities.env",
+                    name.span(),
+                    format!("`{}` is not an environment variable name", name.get_ref()),
+                    "use names of letters, digits and underscores, not starting with a digit"
+                        .into(),
+                );
             }
         }
 
         let limits = Limits {
-            timeout_ms: check.limit("timeout_ms", &raw.limits.timeout_ms, limits::TIMEOUT_MS_RANGE, limits::DEFAULT_TIMEOUT_MS)?,
-            memory_mb: check.limit("memory_mb", &raw.limits.memory_mb, limits::MEMORY_MB_RANGE, limits::DEFAULT_MEMORY_MB)?,
-            max_output_bytes: check.limit("max_output_bytes", &raw.limits.max_output_bytes, limits::OUTPUT_BYTES_RANGE, limits::DEFAULT_OUTPUT_BYTES)?,
+            timeout_ms: check.limit(
+                "timeout_ms",
+                &raw.limits.timeout_ms,
+                limits::TIMEOUT_MS_RANGE,
+                limits::DEFAULT_TIMEOUT_MS,
+            )?,
+            memory_mb: check.limit(
+                "memory_mb",
+                &raw.limits.memory_mb,
+                limits::MEMORY_MB_RANGE,
+                limits::DEFAULT_MEMORY_MB,
+            )?,
+            max_output_bytes: check.limit(
+                "max_output_bytes",
+                &raw.limits.max_output_bytes,
+                limits::OUTPUT_BYTES_RANGE,
+                limits::DEFAULT_OUTPUT_BYTES,
+            )?,
         };
 
-        let approval = raw.approval.unwrap_or(if raw.mutates { ManifestApproval::Ask } else { ManifestApproval::Auto });
+        let approval = raw.approval.unwrap_or(if raw.mutates {
+            ManifestApproval::Ask
+        } else {
+            ManifestApproval::Auto
+        });
         Ok(ToolManifest {
             name: raw.name.into_inner(),
             version: raw.version.into_inner(),
@@ -241,8 +300,18 @@ impl ToolManifest {
             parameters,
             capabilities: Capabilities {
                 fs: raw.capabilities.fs,
-                network: raw.capabilities.network.into_iter().map(Spanned::into_inner).collect(),
-                env: raw.capabilities.env.into_iter().map(Spanned::into_inner).collect(),
+                network: raw
+                    .capabilities
+                    .network
+                    .into_iter()
+                    .map(Spanned::into_inner)
+                    .collect(),
+                env: raw
+                    .capabilities
+                    .env
+                    .into_iter()
+                    .map(Spanned::into_inner)
+                    .collect(),
             },
             limits,
         })
@@ -259,12 +328,16 @@ pub fn check_tool_name(name: &str) -> Result<(), String> {
         return Err(format!("`{name}` is longer than {MAX_NAME_LEN} bytes"));
     }
     let first_ok = name.starts_with(|c: char| c.is_ascii_lowercase());
-    let chars_ok = name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    let chars_ok = name
+        .chars()
+        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
     if !first_ok || !chars_ok {
         return Err(format!("`{name}` is not a valid tool name"));
     }
     if name.contains("__") {
-        return Err(format!("`{name}` contains `__`, which is reserved for tools of MCP servers (`server__tool`)"));
+        return Err(format!(
+            "`{name}` contains `__`, which is reserved for tools of MCP servers (`server__tool`)"
+        ));
     }
     Ok(())
 }
@@ -274,11 +347,18 @@ pub fn check_tool_name(name: &str) -> Result<(), String> {
 fn check_parameters_schema(schema: &serde_json::Value) -> Result<(), String> {
     if let Err(e) = jsonschema::meta::validate(schema) {
         let at = e.instance_path().to_string();
-        let at = if at.is_empty() { String::new() } else { format!(" at `{at}`") };
+        let at = if at.is_empty() {
+            String::new()
+        } else {
+            format!(" at `{at}`")
+        };
         return Err(format!("not a valid JSON Schema{at}: {e}"));
     }
     if schema.get("type").and_then(|t| t.as_str()) != Some("object") {
-        return Err("the schema must describe an object (type = \"object\"): tools take named arguments".into());
+        return Err(
+            "the schema must describe an object (type = \"object\"): tools take named arguments"
+                .into(),
+        );
     }
     jsonschema::validator_for(schema).map_err(|e| format!("not a usable JSON Schema: {e}"))?;
     Ok(())
@@ -294,7 +374,13 @@ fn check_host_pattern(pattern: &str) -> Result<(), String> {
                 && !label.starts_with('-')
                 && !label.ends_with('-')
         });
-    if valid { Ok(()) } else { Err(format!("`{pattern}` is not a host name or `*.domain` pattern")) }
+    if valid {
+        Ok(())
+    } else {
+        Err(format!(
+            "`{pattern}` is not a host name or `*.domain` pattern"
+        ))
+    }
 }
 
 /// Whether `name` is usable as an environment variable name.
@@ -304,11 +390,37 @@ pub fn is_env_name(name: &str) -> bool {
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
+/// The dotted key whose line holds byte `offset` of a TOML `text`
+/// (`capabilities.fs`), for naming keys in errors of the TOML parser.
+pub fn key_at(text: &str, offset: usize) -> Option<String> {
+    let offset = offset.min(text.len());
+    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
+    let line = &text[line_start..line_end];
+    let key = line.split('=').next()?.trim().trim_matches('"');
+    if key.is_empty() || key.starts_with('[') || key.starts_with('#') {
+        return None;
+    }
+    let table = text[..line_start]
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with('[') && !l.starts_with("[["))
+        .map(|l| l.trim_matches(['[', ']']).trim().to_string());
+    Some(match table {
+        Some(table) => format!("{table}.{key}"),
+        None => key.to_string(),
+    })
+}
+
 /// 1-based line and column of byte `offset` in `text`.
 pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
-    let col = before.rfind('\n').map_or(before.len(), |nl| before.len() - nl - 1) + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before.len(), |nl| before.len() - nl - 1)
+        + 1;
     (line, col)
 }
 
@@ -350,6 +462,17 @@ properties.path = { type = "string" }
         assert!(check_tool_name("Read").is_err());
         assert!(check_tool_name("fs__read").is_err());
         assert!(check_tool_name("1x").is_err());
+    }
+
+    #[test]
+    fn key_at_names_table_and_key() {
+        let text = "name = \"x\"\n[capabilities]\nfs = \"all\"\n";
+        assert_eq!(
+            key_at(text, text.find("\"all").unwrap()).as_deref(),
+            Some("capabilities.fs")
+        );
+        assert_eq!(key_at(text, 0).as_deref(), Some("name"));
+        assert_eq!(key_at(text, text.find("[cap").unwrap()), None);
     }
 
     #[test]

@@ -91,10 +91,21 @@ impl Registry {
     pub fn load(user_dir: Option<&Path>, workspace_dir: &Path) -> Self {
         let mut registry = Registry::default();
         for builtin in BUILTIN_TOOLS {
-            let label = format!("built-in tool tools-wasm/{}/{MANIFEST_FILE}", builtin.crate_dir);
+            let label = format!(
+                "built-in tool tools-wasm/{}/{MANIFEST_FILE}",
+                builtin.crate_dir
+            );
             match ToolManifest::parse(Path::new(&label), builtin.manifest) {
-                Ok(manifest) => registry.insert(manifest, ToolSource::BuiltIn, None, ComponentSource::Embedded(builtin.wasm)),
-                Err(e) => registry.problems.push(ToolProblem { location: label, message: e.to_string() }),
+                Ok(manifest) => registry.insert(
+                    manifest,
+                    ToolSource::BuiltIn,
+                    None,
+                    ComponentSource::Embedded(builtin.wasm),
+                ),
+                Err(e) => registry.problems.push(ToolProblem {
+                    location: label,
+                    message: e.to_string(),
+                }),
             }
         }
         if let Some(dir) = user_dir {
@@ -105,11 +116,20 @@ impl Registry {
     }
 
     fn load_folder(&mut self, dir: &Path, source: ToolSource) {
-        let Ok(entries) = std::fs::read_dir(dir) else { return };
-        let mut folders: Vec<PathBuf> = entries.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.is_dir()).collect();
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut folders: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
         folders.sort();
         for folder in folders {
-            if folder.file_name().is_some_and(|n| n.to_string_lossy().starts_with('.')) {
+            if folder
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with('.'))
+            {
                 continue; // an install in progress
             }
             let manifest_path = folder.join(MANIFEST_FILE);
@@ -118,12 +138,21 @@ impl Registry {
                     let component = ComponentSource::File(folder.join(COMPONENT_FILE));
                     self.insert(manifest, source, Some(folder), component);
                 }
-                Err(e) => self.problems.push(ToolProblem { location: format!("{source} tool {}", folder.display()), message: e.to_string() }),
+                Err(e) => self.problems.push(ToolProblem {
+                    location: format!("{source} tool {}", folder.display()),
+                    message: e.to_string(),
+                }),
             }
         }
     }
 
-    fn insert(&mut self, manifest: ToolManifest, source: ToolSource, folder: Option<PathBuf>, component: ComponentSource) {
+    fn insert(
+        &mut self,
+        manifest: ToolManifest,
+        source: ToolSource,
+        folder: Option<PathBuf>,
+        component: ComponentSource,
+    ) {
         let location = match &folder {
             Some(f) => format!("{source} tool {}", f.display()),
             None => format!("built-in tool `{}`", manifest.name),
@@ -142,11 +171,23 @@ impl Registry {
         let validator = match jsonschema::validator_for(&manifest.parameters) {
             Ok(v) => v,
             Err(e) => {
-                self.problems.push(ToolProblem { location, message: format!("its parameters are not a usable JSON Schema: {e}") });
+                self.problems.push(ToolProblem {
+                    location,
+                    message: format!("its parameters are not a usable JSON Schema: {e}"),
+                });
                 return;
             }
         };
-        self.tools.insert(manifest.name.clone(), ToolEntry { manifest, source, folder, component, validator });
+        self.tools.insert(
+            manifest.name.clone(),
+            ToolEntry {
+                manifest,
+                source,
+                folder,
+                component,
+                validator,
+            },
+        );
     }
 
     pub fn get(&self, name: &str) -> Option<&ToolEntry> {

@@ -15,20 +15,38 @@ fn environment_variables_only_when_granted() {
 
     let (code, envelope) = ws.call("probe", json!({"action": "env"}));
     assert_eq!(code, 0, "{envelope}");
-    assert_eq!(envelope["result"]["vars"], json!([]), "no grant, no variables: {envelope}");
+    assert_eq!(
+        envelope["result"]["vars"],
+        json!([]),
+        "no grant, no variables: {envelope}"
+    );
 
     // The manifest asks for PROBE_VISIBLE; the config grants it.
-    ws.write("toolcell.toml", "[tools.probe]\nenv = [\"PROBE_VISIBLE\"]\n");
+    ws.write(
+        "toolcell.toml",
+        "[tools.probe]\nenv = [\"PROBE_VISIBLE\"]\n",
+    );
     let (code, envelope) = ws.call("probe", json!({"action": "env"}));
     assert_eq!(code, 0, "{envelope}");
-    assert_eq!(envelope["result"]["vars"], json!(["PROBE_VISIBLE=granted-value"]));
+    assert_eq!(
+        envelope["result"]["vars"],
+        json!(["PROBE_VISIBLE=granted-value"])
+    );
 
     // Granting what the manifest does not ask for is a config error.
-    ws.write("toolcell.toml", "[tools.probe]\nenv = [\"TOOLCELL_TEST_SECRET\"]\n");
+    ws.write(
+        "toolcell.toml",
+        "[tools.probe]\nenv = [\"TOOLCELL_TEST_SECRET\"]\n",
+    );
     let (code, envelope) = ws.call("probe", json!({"action": "env"}));
     assert_eq!(code, 1, "{envelope}");
     let message = envelope["error"]["message"].as_str().unwrap();
-    assert!(message.contains("tools.probe.env grants `TOOLCELL_TEST_SECRET`, which the tool does not ask for"), "{message}");
+    assert!(
+        message.contains(
+            "tools.probe.env grants `TOOLCELL_TEST_SECRET`, which the tool does not ask for"
+        ),
+        "{message}"
+    );
 }
 
 /// A listener on 127.0.0.1 that must never see a connection.
@@ -67,6 +85,12 @@ fn http_is_linked_but_refused_without_a_grant() {
     let (code, envelope) = ws.call("probe", json!({"action": "http", "url": url}));
     assert_eq!(code, 0, "{envelope}");
     assert_eq!(envelope["result"]["ok"], false, "{envelope}");
-    assert!(envelope["result"]["error"].as_str().unwrap().contains("HttpRequestDenied"), "{envelope}");
+    assert!(
+        envelope["result"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("HttpRequestDenied"),
+        "{envelope}"
+    );
     assert_untouched(&listener);
 }

@@ -11,12 +11,25 @@ fn list_shows_the_built_in_tools() {
     assert_eq!(run.code, 0, "{run:?}");
     let lines: Vec<&str> = run.stdout.lines().collect();
     assert!(lines[0].starts_with("NAME"), "{run:?}");
-    assert!(lines.iter().any(|l| l.starts_with("read_file") && l.contains("built-in") && l.contains("auto")), "{run:?}");
-    assert!(lines.iter().any(|l| l.starts_with("list_directory")), "{run:?}");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.starts_with("read_file") && l.contains("built-in") && l.contains("auto")),
+        "{run:?}"
+    );
+    assert!(
+        lines.iter().any(|l| l.starts_with("list_directory")),
+        "{run:?}"
+    );
 
     let run = ws.run(&["tools", "list", "--json"]);
     let tools = run.json();
-    let names: Vec<&str> = tools.as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["list_directory", "read_file"]);
     assert_eq!(tools[1]["capabilities"]["fs"], "read");
 }
@@ -26,16 +39,34 @@ fn show_gives_schema_capabilities_approval_and_limits() {
     let ws = Workspace::new();
     let run = ws.run(&["tools", "show", "read_file"]);
     assert_eq!(run.code, 0, "{run:?}");
-    for needle in ["read_file 0.1.0 (built-in)", "approval:    auto (the tool's default)", "file system: asks read", "read-only", "timeout 10000 ms", "\"start_line\""] {
-        assert!(run.stdout.contains(needle), "missing {needle:?} in\n{}", run.stdout);
+    for needle in [
+        "read_file 0.1.0 (built-in)",
+        "approval:    auto (the tool's default)",
+        "file system: asks read",
+        "read-only",
+        "timeout 10000 ms",
+        "\"start_line\"",
+    ] {
+        assert!(
+            run.stdout.contains(needle),
+            "missing {needle:?} in\n{}",
+            run.stdout
+        );
     }
-    ws.write("toolcell.toml", "[tools.read_file]\napproval = \"ask\"\ntimeout_ms = 1234\n");
+    ws.write(
+        "toolcell.toml",
+        "[tools.read_file]\napproval = \"ask\"\ntimeout_ms = 1234\n",
+    );
     let shown = ws.run(&["tools", "show", "read_file", "--json"]).json();
     assert_eq!(shown["approval"], "ask");
     assert_eq!(shown["limits"]["timeout_ms"], 1234);
     let run = ws.run(&["tools", "show", "nope"]);
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("there is no tool named `nope`; the tools are: list_directory, read_file"), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("there is no tool named `nope`; the tools are: list_directory, read_file"),
+        "{run:?}"
+    );
 }
 
 #[test]
@@ -43,7 +74,13 @@ fn read_file_and_list_directory_work() {
     let ws = Workspace::new();
     ws.write("notes/todo.md", "one\ntwo\nthree\n");
     ws.write("notes/.hidden", "h");
-    let run = ws.run(&["tools", "call", "read_file", "--args", r#"{"path": "notes/todo.md", "start_line": 2, "end_line": 2}"#]);
+    let run = ws.run(&[
+        "tools",
+        "call",
+        "read_file",
+        "--args",
+        r#"{"path": "notes/todo.md", "start_line": 2, "end_line": 2}"#,
+    ]);
     assert_eq!(run.code, 0, "{run:?}");
     let result = run.json();
     assert_eq!(result["content"], "two\n");
@@ -52,19 +89,33 @@ fn read_file_and_list_directory_work() {
 
     let (code, envelope) = ws.call("list_directory", json!({"path": ".", "recursive": true}));
     assert_eq!(code, 0, "{envelope}");
-    let names: Vec<&str> = envelope["result"]["entries"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = envelope["result"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["notes", "notes/todo.md"]);
     assert_eq!(envelope["result"]["hidden_skipped"], 1);
 
     std::fs::write(ws.root.join("blob.bin"), [0u8, 159, 146, 150]).unwrap();
     let (code, envelope) = ws.call("read_file", json!({"path": "blob.bin"}));
     assert_eq!(code, 3);
-    assert!(envelope["error"]["message"].as_str().unwrap().contains("not UTF-8 text (4 bytes"), "{envelope}");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not UTF-8 text (4 bytes"),
+        "{envelope}"
+    );
     let (code, envelope) = ws.call("read_file", json!({"path": "missing.md"}));
     assert_eq!(code, 3);
     assert_eq!(envelope["error"]["kind"], "not-found");
     // No host path in any result or error.
-    assert!(!envelope.to_string().contains(ws.root.to_str().unwrap()), "{envelope}");
+    assert!(
+        !envelope.to_string().contains(ws.root.to_str().unwrap()),
+        "{envelope}"
+    );
 }
 
 #[test]
@@ -76,17 +127,34 @@ fn bad_arguments_name_the_field() {
     let (code, envelope) = ws.call("read_file", json!({"path": "a", "bogus": true}));
     assert_eq!(code, 3);
     assert_eq!(envelope["error"]["kind"], "invalid-args");
-    assert!(envelope["error"]["message"].as_str().unwrap().contains("bogus"), "{envelope}");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("bogus"),
+        "{envelope}"
+    );
     let (code, envelope) = ws.call("read_file", json!({}));
     assert_eq!(code, 3);
-    assert!(envelope["error"]["message"].as_str().unwrap().contains("\"path\" is a required property"), "{envelope}");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"path\" is a required property"),
+        "{envelope}"
+    );
 
     let run = ws.run(&["tools", "call", "read_file", "--args", "{path: x}"]);
     assert_eq!(run.code, 1);
     assert!(run.stderr.contains("--args is not valid JSON"), "{run:?}");
     let run = ws.run(&["tools", "call", "no_such_tool"]);
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("there is no tool named `no_such_tool`; the tools are: list_directory, read_file"), "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "there is no tool named `no_such_tool`; the tools are: list_directory, read_file"
+        ),
+        "{run:?}"
+    );
 }
 
 #[test]
@@ -97,7 +165,11 @@ fn approval_is_asked_and_policy_is_honoured() {
     // `probe` mutates: approval needed; no terminal and no --yes means no.
     let run = ws.run(&["tools", "call", "probe", "--args", args]);
     assert_eq!(run.code, 4, "{run:?}");
-    assert!(run.stderr.contains("needs approval and there is no terminal to ask on: pass --yes"), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("needs approval and there is no terminal to ask on: pass --yes"),
+        "{run:?}"
+    );
     assert!(!ws.root.join("approved.txt").exists());
 
     let run = ws.run(&["tools", "call", "probe", "--yes", "--args", args]);
@@ -105,13 +177,27 @@ fn approval_is_asked_and_policy_is_honoured() {
     assert!(ws.root.join("approved.txt").exists());
 
     ws.write("toolcell.toml", "[tools.probe]\napproval = \"deny\"\n");
-    let run = ws.run(&["tools", "call", "probe", "--yes", "--args", r#"{"action": "write", "path": "denied.txt"}"#]);
+    let run = ws.run(&[
+        "tools",
+        "call",
+        "probe",
+        "--yes",
+        "--args",
+        r#"{"action": "write", "path": "denied.txt"}"#,
+    ]);
     assert_eq!(run.code, 4, "{run:?}");
     assert!(run.stderr.contains("denies this tool"), "{run:?}");
     assert!(!ws.root.join("denied.txt").exists());
 
     ws.write("toolcell.toml", "[tools.probe]\nenabled = false\n");
-    let run = ws.run(&["tools", "call", "probe", "--yes", "--args", r#"{"action": "noop"}"#]);
+    let run = ws.run(&[
+        "tools",
+        "call",
+        "probe",
+        "--yes",
+        "--args",
+        r#"{"action": "noop"}"#,
+    ]);
     assert_eq!(run.code, 4, "{run:?}");
     assert!(run.stderr.contains("`probe` is disabled"), "{run:?}");
     assert!(ws.run(&["tools", "list"]).stdout.contains("disabled"));
@@ -126,20 +212,39 @@ fn add_and_remove_an_out_of_tree_tool() {
     let ws = Workspace::new();
     ws.install_probe();
     let list = ws.run(&["tools", "list"]);
-    assert!(list.stdout.lines().any(|l| l.starts_with("probe") && l.contains("workspace") && l.contains("ask")), "{list:?}");
+    assert!(
+        list.stdout
+            .lines()
+            .any(|l| l.starts_with("probe") && l.contains("workspace") && l.contains("ask")),
+        "{list:?}"
+    );
     let run = ws.run(&["tools", "remove", "probe"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!ws.run(&["tools", "list"]).stdout.contains("probe"));
     let run = ws.run(&["tools", "remove", "read_file"]);
     assert_eq!(run.code, 1);
-    assert!(run.stderr.contains("is built in and cannot be removed"), "{run:?}");
+    assert!(
+        run.stderr.contains("is built in and cannot be removed"),
+        "{run:?}"
+    );
 
     // Installed for the user: seen from any workspace.
     let probe = crate::fixture::probe();
-    let run = ws.run(&["tools", "add", "--user", probe.folder.join("tool.toml").to_str().unwrap(), probe.wasm.to_str().unwrap()]);
+    let run = ws.run(&[
+        "tools",
+        "add",
+        "--user",
+        probe.folder.join("tool.toml").to_str().unwrap(),
+        probe.wasm.to_str().unwrap(),
+    ]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(ws.data.join("tools/probe/tool.wasm").is_file());
-    assert!(ws.run(&["tools", "list"]).stdout.lines().any(|l| l.starts_with("probe") && l.contains("user")));
+    assert!(
+        ws.run(&["tools", "list"])
+            .stdout
+            .lines()
+            .any(|l| l.starts_with("probe") && l.contains("user"))
+    );
 }
 
 #[test]
@@ -148,23 +253,38 @@ fn a_broken_installed_tool_is_reported_and_the_rest_work() {
     ws.write(".toolcell/tools/broken/tool.toml", "name = \"broken\"\n");
     let run = ws.run(&["tools", "list"]);
     assert_eq!(run.code, 0, "{run:?}");
-    assert!(run.stderr.contains("warning: workspace tool") && run.stderr.contains("missing field `version`"), "{run:?}");
+    assert!(
+        run.stderr.contains("warning: workspace tool")
+            && run.stderr.contains("missing field `version`"),
+        "{run:?}"
+    );
     assert!(run.stdout.contains("read_file"));
 }
 
 #[test]
 fn config_errors_name_the_file_and_line() {
     let ws = Workspace::new();
-    ws.write("toolcell.toml", "[[roots]]\npath = \".\"\naccess = \"readonly\"\n");
+    ws.write(
+        "toolcell.toml",
+        "[[roots]]\npath = \".\"\naccess = \"readonly\"\n",
+    );
     let run = ws.run(&["tools", "list"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(run.stderr.contains("toolcell.toml:3:10"), "{run:?}");
-    assert!(run.stderr.contains("unknown variant `readonly`, expected `read` or `write`"), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("unknown variant `readonly`, expected `read` or `write`"),
+        "{run:?}"
+    );
 
     // Found from a subfolder, and given explicitly.
     ws.write("toolcell.toml", "[tools.read_file]\nenabled = false\n");
     std::fs::create_dir(ws.root.join("sub")).unwrap();
-    let output = ws.command(&["tools", "list"]).current_dir(ws.root.join("sub")).output().unwrap();
+    let output = ws
+        .command(&["tools", "list"])
+        .current_dir(ws.root.join("sub"))
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&output.stdout).contains("disabled"));
     let run = ws.run(&["--config", "missing.toml", "tools", "list"]);
     assert_eq!(run.code, 1);

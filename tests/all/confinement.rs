@@ -21,7 +21,10 @@ fn assert_refused(ws: &Workspace, tool: &str, args: serde_json::Value) -> serde_
     let (code, envelope) = ws.call(tool, args.clone());
     assert_eq!(code, 3, "{tool} {args} should fail: {envelope}");
     assert_eq!(envelope["ok"], false);
-    assert!(!envelope.to_string().contains(SECRET), "the secret leaked: {envelope}");
+    assert!(
+        !envelope.to_string().contains(SECRET),
+        "the secret leaked: {envelope}"
+    );
     envelope
 }
 
@@ -30,11 +33,21 @@ fn parent_traversal_is_refused() {
     let ws = workspace_with_secret();
     let envelope = assert_refused(&ws, "read_file", json!({"path": "../secret.txt"}));
     assert_eq!(envelope["error"]["kind"], "denied");
-    assert!(envelope["error"]["message"].as_str().unwrap().contains("leaves the workspace"), "{envelope}");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("leaves the workspace"),
+        "{envelope}"
+    );
     assert_refused(&ws, "read_file", json!({"path": "sub/../../secret.txt"}));
     assert_refused(&ws, "list_directory", json!({"path": ".."}));
     // Straight to WASI, without the guest helper's check.
-    assert_refused(&ws, "probe", json!({"action": "read", "path": "../secret.txt"}));
+    assert_refused(
+        &ws,
+        "probe",
+        json!({"action": "read", "path": "../secret.txt"}),
+    );
 }
 
 #[test]
@@ -42,9 +55,19 @@ fn absolute_paths_are_refused() {
     let ws = workspace_with_secret();
     let secret = ws.outer.join("secret.txt");
     let envelope = assert_refused(&ws, "read_file", json!({"path": secret}));
-    assert!(envelope["error"]["message"].as_str().unwrap().contains("absolute path"), "{envelope}");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("absolute path"),
+        "{envelope}"
+    );
     assert_refused(&ws, "probe", json!({"action": "read", "path": secret}));
-    assert_refused(&ws, "probe", json!({"action": "read", "path": "/etc/passwd"}));
+    assert_refused(
+        &ws,
+        "probe",
+        json!({"action": "read", "path": "/etc/passwd"}),
+    );
 }
 
 #[test]
@@ -59,13 +82,20 @@ fn symlinks_out_of_the_root_are_refused() {
     assert_refused(&ws, "read_file", json!({"path": "outer_dir/secret.txt"}));
     assert_refused(&ws, "list_directory", json!({"path": "outer_dir"}));
     assert_refused(&ws, "probe", json!({"action": "read", "path": "link.txt"}));
-    assert_refused(&ws, "probe", json!({"action": "read", "path": "outer_dir/secret.txt"}));
+    assert_refused(
+        &ws,
+        "probe",
+        json!({"action": "read", "path": "outer_dir/secret.txt"}),
+    );
 
     // A symlink is listed as such, not followed.
     let (code, envelope) = ws.call("list_directory", json!({"path": "."}));
     assert_eq!(code, 0, "{envelope}");
     let entries = envelope["result"]["entries"].as_array().unwrap();
-    let link = entries.iter().find(|e| e["name"] == "outer_dir").expect("outer_dir listed");
+    let link = entries
+        .iter()
+        .find(|e| e["name"] == "outer_dir")
+        .expect("outer_dir listed");
     assert_eq!(link["type"], "symlink");
 }
 
@@ -73,16 +103,42 @@ fn symlinks_out_of_the_root_are_refused() {
 fn a_read_only_root_cannot_be_written() {
     let ws = workspace_with_secret();
     // Without a config the workspace is writable for a tool that asks `fs = "write"`:
-    let (code, envelope) = ws.call("probe", json!({"action": "write", "path": "made.txt", "content": "hello"}));
+    let (code, envelope) = ws.call(
+        "probe",
+        json!({"action": "write", "path": "made.txt", "content": "hello"}),
+    );
     assert_eq!(code, 0, "{envelope}");
-    assert_eq!(std::fs::read_to_string(ws.root.join("made.txt")).unwrap(), "hello");
+    assert_eq!(
+        std::fs::read_to_string(ws.root.join("made.txt")).unwrap(),
+        "hello"
+    );
 
-    ws.write("toolcell.toml", "[[roots]]\npath = \".\"\naccess = \"read\"\n");
-    let envelope = assert_refused(&ws, "probe", json!({"action": "write", "path": "blocked.txt", "content": "x"}));
-    assert!(envelope["error"]["message"].as_str().unwrap().contains("blocked.txt"), "{envelope}");
+    ws.write(
+        "toolcell.toml",
+        "[[roots]]\npath = \".\"\naccess = \"read\"\n",
+    );
+    let envelope = assert_refused(
+        &ws,
+        "probe",
+        json!({"action": "write", "path": "blocked.txt", "content": "x"}),
+    );
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("blocked.txt"),
+        "{envelope}"
+    );
     assert!(!ws.root.join("blocked.txt").exists());
-    assert_refused(&ws, "probe", json!({"action": "write", "path": "made.txt", "content": "changed"}));
-    assert_eq!(std::fs::read_to_string(ws.root.join("made.txt")).unwrap(), "hello");
+    assert_refused(
+        &ws,
+        "probe",
+        json!({"action": "write", "path": "made.txt", "content": "changed"}),
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.root.join("made.txt")).unwrap(),
+        "hello"
+    );
     // Reading still works.
     let (code, envelope) = ws.call("probe", json!({"action": "read", "path": "inside.txt"}));
     assert_eq!(code, 0, "{envelope}");

@@ -10,7 +10,9 @@ use std::sync::OnceLock;
 /// compiled once (tests of the cache itself use their own).
 fn shared_cache() -> &'static Path {
     static CACHE: OnceLock<tempfile::TempDir> = OnceLock::new();
-    CACHE.get_or_init(|| tempfile::tempdir().expect("temp dir")).path()
+    CACHE
+        .get_or_init(|| tempfile::tempdir().expect("temp dir"))
+        .path()
 }
 
 /// What one run of the binary did.
@@ -24,7 +26,8 @@ pub struct Run {
 impl Run {
     /// The stdout parsed as JSON.
     pub fn json(&self) -> serde_json::Value {
-        serde_json::from_str(&self.stdout).unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
     }
 }
 
@@ -46,7 +49,14 @@ impl Workspace {
         let root = outer.join("ws");
         let data = outer.join("data");
         std::fs::create_dir_all(&root).expect("workspace folder");
-        Self { _temp: temp, root, data, cache: shared_cache().to_path_buf(), outer, envs: Vec::new() }
+        Self {
+            _temp: temp,
+            root,
+            data,
+            cache: shared_cache().to_path_buf(),
+            outer,
+            envs: Vec::new(),
+        }
     }
 
     /// Uses a compile cache of its own instead of the shared one.
@@ -104,7 +114,12 @@ impl Workspace {
     pub fn install_probe(&self) {
         let probe = fixture::probe();
         let manifest = probe.folder.join("tool.toml");
-        let run = self.run(&["tools", "add", manifest.to_str().unwrap(), probe.wasm.to_str().unwrap()]);
+        let run = self.run(&[
+            "tools",
+            "add",
+            manifest.to_str().unwrap(),
+            probe.wasm.to_str().unwrap(),
+        ]);
         assert_eq!(run.code, 0, "installing the probe: {run:?}");
     }
 }

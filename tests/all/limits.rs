@@ -22,7 +22,13 @@ fn an_endless_loop_stops_at_the_deadline() {
     let (code, envelope) = ws.call("probe", json!({"action": "loop"}));
     assert_eq!(code, 3, "{envelope}");
     assert_eq!(envelope["error"]["kind"], "timeout", "{envelope}");
-    assert!(envelope["error"]["message"].as_str().unwrap().contains("2000 ms"), "{envelope}");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2000 ms"),
+        "{envelope}"
+    );
     let elapsed = envelope["duration_ms"].as_f64().unwrap();
     assert!(elapsed >= 1900.0, "stopped too early: {elapsed} ms");
 }
@@ -33,7 +39,13 @@ fn endless_allocation_stops_at_the_memory_limit() {
     let (code, envelope) = ws.call("probe", json!({"action": "alloc"}));
     assert_eq!(code, 3, "{envelope}");
     assert_eq!(envelope["error"]["kind"], "memory-limit", "{envelope}");
-    assert!(envelope["error"]["message"].as_str().unwrap().contains("32 MiB"), "{envelope}");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("32 MiB"),
+        "{envelope}"
+    );
 }
 
 #[test]
@@ -42,18 +54,41 @@ fn a_trap_is_an_error_with_the_panic_message() {
     let (code, envelope) = ws.call("probe", json!({"action": "trap"}));
     assert_eq!(code, 3, "{envelope}");
     assert_eq!(envelope["error"]["kind"], "trap", "{envelope}");
-    assert!(envelope["error"]["message"].as_str().unwrap().contains("probe asked to trap"), "{envelope}");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("probe asked to trap"),
+        "{envelope}"
+    );
 }
 
 #[test]
 fn printed_megabytes_are_capped() {
     let ws = probe_workspace();
-    let run = ws.run(&["tools", "call", "probe", "--yes", "--logs", "--args", r#"{"action": "print", "bytes": 4194304}"#]);
+    let run = ws.run(&[
+        "tools",
+        "call",
+        "probe",
+        "--yes",
+        "--logs",
+        "--args",
+        r#"{"action": "print", "bytes": 4194304}"#,
+    ]);
     assert_eq!(run.code, 0, "{run:?}");
     assert!(run.stdout.contains("\"printed\": 4194304"), "{run:?}");
     // 64 KiB kept per stream, the rest counted.
-    assert!(run.stderr.len() < 200 * 1024, "logs not capped: {} bytes", run.stderr.len());
-    assert!(run.stderr.contains("stdout truncated: 4128768 more bytes dropped"), "{}", &run.stderr[run.stderr.len() - 300..]);
+    assert!(
+        run.stderr.len() < 200 * 1024,
+        "logs not capped: {} bytes",
+        run.stderr.len()
+    );
+    assert!(
+        run.stderr
+            .contains("stdout truncated: 4128768 more bytes dropped"),
+        "{}",
+        &run.stderr[run.stderr.len() - 300..]
+    );
 }
 
 #[test]
@@ -62,7 +97,13 @@ fn an_oversized_result_is_refused() {
     let (code, envelope) = ws.call("probe", json!({"action": "big_result", "bytes": 100000}));
     assert_eq!(code, 3, "{envelope}");
     assert_eq!(envelope["error"]["kind"], "output-too-large", "{envelope}");
-    assert!(envelope["error"]["message"].as_str().unwrap().contains("65536"), "{envelope}");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("65536"),
+        "{envelope}"
+    );
 }
 
 /// The same engine and instance pool go on serving after every kind of
@@ -73,26 +114,44 @@ async fn the_next_call_succeeds_after_each_failure() {
     for allocation in [Allocation::Pooling, Allocation::OnDemand] {
         let config = WorkspaceConfig::default_for(&ws.root).unwrap();
         let registry = Registry::load(Some(&ws.data.join("tools")), &config.workspace_tools_dir());
-        let options = SandboxOptions { cache_dir: Some(ws.cache.clone()), allocation };
+        let options = SandboxOptions {
+            cache_dir: Some(ws.cache.clone()),
+            allocation,
+        };
         let dispatcher = Dispatcher::new(config, registry, options).unwrap();
-        assert!(dispatcher.registry().get("probe").is_some(), "probe not installed: {:?}", dispatcher.registry().problems());
+        assert!(
+            dispatcher.registry().get("probe").is_some(),
+            "probe not installed: {:?}",
+            dispatcher.registry().problems()
+        );
         let failures = [
             (json!({"action": "loop"}), "timeout"),
             (json!({"action": "alloc"}), "memory-limit"),
             (json!({"action": "trap"}), "trap"),
-            (json!({"action": "big_result", "bytes": 100000}), "output-too-large"),
+            (
+                json!({"action": "big_result", "bytes": 100000}),
+                "output-too-large",
+            ),
             (json!({"action": "fail"}), "not-found"),
         ];
         for (args, kind) in failures {
             let outcome = dispatcher.call("probe", &args, &ApproveAll).await;
             let error = outcome.result.expect_err("the call should fail");
             assert_eq!(error.kind(), kind, "{args}: {error}");
-            let next = dispatcher.call("probe", &json!({"action": "echo", "n": 1}), &ApproveAll).await;
-            assert_eq!(next.result.expect("the next call works")["n"], 1, "after {kind} ({allocation:?})");
+            let next = dispatcher
+                .call("probe", &json!({"action": "echo", "n": 1}), &ApproveAll)
+                .await;
+            assert_eq!(
+                next.result.expect("the next call works")["n"],
+                1,
+                "after {kind} ({allocation:?})"
+            );
         }
         // Memory does not carry over either: many allocating calls in a row.
         for _ in 0..5 {
-            let outcome = dispatcher.call("probe", &json!({"action": "alloc"}), &ApproveAll).await;
+            let outcome = dispatcher
+                .call("probe", &json!({"action": "alloc"}), &ApproveAll)
+                .await;
             assert_eq!(outcome.result.unwrap_err().kind(), "memory-limit");
         }
     }

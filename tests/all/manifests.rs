@@ -8,7 +8,11 @@ use std::path::Path;
 #[test]
 fn bad_manifests_give_the_expected_errors() {
     let cases_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/ui/manifests");
-    let mut cases: Vec<_> = std::fs::read_dir(&cases_dir).unwrap().filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.is_dir()).collect();
+    let mut cases: Vec<_> = std::fs::read_dir(&cases_dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
     cases.sort();
     assert!(cases.len() >= 10, "golden cases missing: {cases:?}");
     let bless = std::env::var_os("BLESS").is_some();
@@ -20,13 +24,26 @@ fn bad_manifests_give_the_expected_errors() {
         std::fs::create_dir(&tool_dir).unwrap();
         std::fs::copy(case.join("tool.toml"), tool_dir.join("tool.toml")).unwrap();
         let wat = case.join("component.wat");
-        let wasm = if wat.exists() { wat::parse_file(&wat).unwrap() } else { std::fs::read(&fixture::probe().wasm).unwrap() };
+        let wasm = if wat.exists() {
+            wat::parse_file(&wat).unwrap()
+        } else {
+            std::fs::read(&fixture::probe().wasm).unwrap()
+        };
         std::fs::write(tool_dir.join("tool.wasm"), wasm).unwrap();
 
         let run = ws.run(&["tools", "add", tool_dir.to_str().unwrap()]);
-        assert_eq!(run.code, 1, "{name}: `tools add` should fail with exit code 1: {run:?}");
+        assert_eq!(
+            run.code, 1,
+            "{name}: `tools add` should fail with exit code 1: {run:?}"
+        );
         let actual = run.stderr.replace(tool_dir.to_str().unwrap(), "$DIR");
-        assert!(!ws.root.join(".toolcell/tools").read_dir().is_ok_and(|mut d| d.next().is_some()), "{name}: something was installed");
+        assert!(
+            !ws.root
+                .join(".toolcell/tools")
+                .read_dir()
+                .is_ok_and(|mut d| d.next().is_some()),
+            "{name}: something was installed"
+        );
         let expected_file = case.join("expected.err");
         if bless {
             std::fs::write(&expected_file, &actual).unwrap();
@@ -34,8 +51,14 @@ fn bad_manifests_give_the_expected_errors() {
         }
         let expected = std::fs::read_to_string(&expected_file).unwrap_or_default();
         if expected != actual {
-            failures.push(format!("--- {name}: expected\n{expected}--- actual\n{actual}"));
+            failures.push(format!(
+                "--- {name}: expected\n{expected}--- actual\n{actual}"
+            ));
         }
     }
-    assert!(failures.is_empty(), "golden mismatches (rerun with BLESS=1 to accept):\n{}", failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "golden mismatches (rerun with BLESS=1 to accept):\n{}",
+        failures.join("\n")
+    );
 }

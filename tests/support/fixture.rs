@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 
 /// The `probe` test tool: its folder (with `tool.toml`) and built component.
 pub struct Fixture {
+    #[allow(dead_code, reason = "the benchmark needs only the component")]
     pub folder: PathBuf,
     pub wasm: PathBuf,
 }
@@ -19,13 +20,21 @@ pub fn probe() -> &'static Fixture {
 }
 
 fn build(folder: &str, crate_name: &str) -> Fixture {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(folder);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(folder);
     // The build script's guest target folder: its compiled dependencies
     // (wit-bindgen, serde) are reused.
     let target_dir = PathBuf::from(env!("TOOLCELL_GUEST_TARGET_DIR"));
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
-        .args(["build", "--release", "--target", "wasm32-wasip2", "--manifest-path"])
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--manifest-path",
+        ])
         .arg(root.join("Cargo.toml"))
         .arg("--target-dir")
         .arg(&target_dir)
@@ -35,7 +44,9 @@ fn build(folder: &str, crate_name: &str) -> Fixture {
         .status()
         .expect("running cargo for a fixture component");
     assert!(status.success(), "building the fixture {folder} failed");
-    let wasm = target_dir.join("wasm32-wasip2/release").join(format!("{crate_name}.wasm"));
+    let wasm = target_dir
+        .join("wasm32-wasip2/release")
+        .join(format!("{crate_name}.wasm"));
     assert!(wasm.is_file(), "{} was not produced", wasm.display());
     Fixture { folder: root, wasm }
 }

@@ -81,13 +81,22 @@ pub fn main() -> i32 {
 }
 
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env(LOG_ENV).unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).without_time().try_init();
+    let filter = tracing_subscriber::EnvFilter::try_from_env(LOG_ENV)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .try_init();
 }
 
 /// A reader of stdout went away (`toolcell tools list | head`): not an error.
 fn is_broken_pipe(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// Writes `text` and a newline to stdout.
@@ -102,7 +111,10 @@ fn print_out(text: &str) -> Result<()> {
 fn load_workspace(config: &Option<PathBuf>) -> Result<(WorkspaceConfig, Registry)> {
     let cwd = std::env::current_dir().context("cannot determine the current folder")?;
     let config = WorkspaceConfig::discover(config.as_deref(), &cwd)?;
-    let registry = Registry::load(locations::user_tools_dir().as_deref(), &config.workspace_tools_dir());
+    let registry = Registry::load(
+        locations::user_tools_dir().as_deref(),
+        &config.workspace_tools_dir(),
+    );
     Ok((config, registry))
 }
 
@@ -113,5 +125,8 @@ fn open_dispatcher(config: &Option<PathBuf>) -> Result<Dispatcher> {
 }
 
 fn sandbox_options() -> SandboxOptions {
-    SandboxOptions { cache_dir: locations::component_cache_dir(), allocation: Allocation::Pooling }
+    SandboxOptions {
+        cache_dir: locations::component_cache_dir(),
+        allocation: Allocation::Pooling,
+    }
 }

@@ -1,6 +1,8 @@
 //! `toolcell tools …`: list, show, call, add and remove tools.
 
-use super::{EXIT_DENIED, EXIT_ERROR, EXIT_OK, EXIT_TOOL_FAILED, load_workspace, open_dispatcher, print_out};
+use super::{
+    EXIT_DENIED, EXIT_ERROR, EXIT_OK, EXIT_TOOL_FAILED, load_workspace, open_dispatcher, print_out,
+};
 use crate::approval::{ApproveAll, Approver, TerminalApprover};
 use crate::config::WorkspaceConfig;
 use crate::dispatch::Dispatcher;
@@ -70,7 +72,13 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
             let (config, registry) = load_workspace(config)?;
             show(&config, &registry, &name, json)
         }
-        ToolsCommand::Call { name, args, yes, json, logs } => {
+        ToolsCommand::Call {
+            name,
+            args,
+            yes,
+            json,
+            logs,
+        } => {
             let args: Value = serde_json::from_str(&args).context("--args is not valid JSON")?;
             if !args.is_object() {
                 bail!("--args must be a JSON object, such as '{{\"path\": \"notes.md\"}}'");
@@ -82,13 +90,19 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
             let (config, registry) = load_workspace(config)?;
             let files = ToolFiles::resolve(&paths)?;
             let tools_dir = if user {
-                locations::user_tools_dir().context("no user data folder: set TOOLCELL_DATA_DIR or HOME")?
+                locations::user_tools_dir()
+                    .context("no user data folder: set TOOLCELL_DATA_DIR or HOME")?
             } else {
                 config.workspace_tools_dir()
             };
             let sandbox = Sandbox::new(super::sandbox_options())?;
             let manifest = install::add(&sandbox, &registry, &files, &tools_dir)?;
-            print_out(&format!("installed `{}` {} into {}", manifest.name, manifest.version, tools_dir.join(&manifest.name).display()))?;
+            print_out(&format!(
+                "installed `{}` {} into {}",
+                manifest.name,
+                manifest.version,
+                tools_dir.join(&manifest.name).display()
+            ))?;
             Ok(EXIT_OK)
         }
         ToolsCommand::Remove { name } => {
@@ -109,12 +123,28 @@ fn report_problems(registry: &Registry) {
 fn list(config: &WorkspaceConfig, registry: &Registry, json: bool) -> Result<i32> {
     report_problems(registry);
     if json {
-        let tools: Vec<Value> = registry.tools().map(|entry| describe(entry, ToolGrant::resolve(&entry.manifest, config).ok().as_ref())).collect();
+        let tools: Vec<Value> = registry
+            .tools()
+            .map(|entry| {
+                describe(
+                    entry,
+                    ToolGrant::resolve(&entry.manifest, config).ok().as_ref(),
+                )
+            })
+            .collect();
         print_out(&serde_json::to_string_pretty(&tools)?)?;
         return Ok(EXIT_OK);
     }
-    let width = registry.tools().map(|t| t.manifest.name.len()).max().unwrap_or(4).max(4);
-    let mut table = format!("{:width$}  {:9}  {:8}  {:5}  DESCRIPTION", "NAME", "SOURCE", "APPROVAL", "FS");
+    let width = registry
+        .tools()
+        .map(|t| t.manifest.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut table = format!(
+        "{:width$}  {:9}  {:8}  {:5}  DESCRIPTION",
+        "NAME", "SOURCE", "APPROVAL", "FS"
+    );
     for entry in registry.tools() {
         let approval = match ToolGrant::resolve(&entry.manifest, config) {
             Ok(grant) if !grant.enabled => "disabled".to_string(),
@@ -136,11 +166,17 @@ fn list(config: &WorkspaceConfig, registry: &Registry, json: bool) -> Result<i32
 
 fn show(config: &WorkspaceConfig, registry: &Registry, name: &str, json: bool) -> Result<i32> {
     let Some(entry) = registry.get(name) else {
-        bail!("there is no tool named `{name}`; the tools are: {}", registry.names().join(", "));
+        bail!(
+            "there is no tool named `{name}`; the tools are: {}",
+            registry.names().join(", ")
+        );
     };
     let grant = ToolGrant::resolve(&entry.manifest, config)?;
     if json {
-        print_out(&serde_json::to_string_pretty(&describe(entry, Some(&grant)))?)?;
+        print_out(&serde_json::to_string_pretty(&describe(
+            entry,
+            Some(&grant),
+        ))?)?;
         return Ok(EXIT_OK);
     }
     let m = &entry.manifest;
@@ -158,11 +194,28 @@ fn show(config: &WorkspaceConfig, registry: &Registry, name: &str, json: bool) -
         grant
             .preopens
             .iter()
-            .map(|p| format!("{} = {} ({})", p.guest, p.host.display(), if p.writable { "read-write" } else { "read-only" }))
+            .map(|p| {
+                format!(
+                    "{} = {} ({})",
+                    p.guest,
+                    p.host.display(),
+                    if p.writable {
+                        "read-write"
+                    } else {
+                        "read-only"
+                    }
+                )
+            })
             .collect::<Vec<_>>()
             .join("; ")
     };
-    let list_or_none = |items: &[String]| if items.is_empty() { "none".to_string() } else { items.join(", ") };
+    let list_or_none = |items: &[String]| {
+        if items.is_empty() {
+            "none".to_string()
+        } else {
+            items.join(", ")
+        }
+    };
     let text = format!(
         "{} {} ({from})\n  {}\n\nenabled:     {}\nmutates:     {}\napproval:    {} ({approval_source})\nfile system: asks {}; granted roots: {roots}\nnetwork:     asks {}; granted {}\nenvironment: asks {}; granted {}\nlimits:      timeout {} ms, memory {} MiB, result {} bytes\nparameters:\n{}",
         m.name,
@@ -215,16 +268,28 @@ fn describe(entry: &ToolEntry, grant: Option<&ToolGrant>) -> Value {
     value
 }
 
-fn call(dispatcher: &Dispatcher, name: &str, args: &Value, yes: bool, json: bool, logs: bool) -> Result<i32> {
+fn call(
+    dispatcher: &Dispatcher,
+    name: &str,
+    args: &Value,
+    yes: bool,
+    json: bool,
+    logs: bool,
+) -> Result<i32> {
     let approver: &dyn Approver = if yes { &ApproveAll } else { &TerminalApprover };
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
     let outcome = runtime.block_on(dispatcher.call(name, args, approver));
     if logs {
         for (stream, captured) in [("stdout", &outcome.stdout), ("stderr", &outcome.stderr)] {
             if !captured.text.is_empty() || captured.dropped > 0 {
                 eprintln!("--- {name} {stream} ---\n{}", captured.text.trim_end());
                 if captured.dropped > 0 {
-                    eprintln!("--- {stream} truncated: {} more bytes dropped ---", captured.dropped);
+                    eprintln!(
+                        "--- {stream} truncated: {} more bytes dropped ---",
+                        captured.dropped
+                    );
                 }
             }
         }
@@ -233,7 +298,9 @@ fn call(dispatcher: &Dispatcher, name: &str, args: &Value, yes: bool, json: bool
     match outcome.result {
         Ok(result) => {
             if json {
-                print_out(&serde_json::to_string_pretty(&json!({"ok": true, "result": result, "duration_ms": duration_ms}))?)?;
+                print_out(&serde_json::to_string_pretty(
+                    &json!({"ok": true, "result": result, "duration_ms": duration_ms}),
+                )?)?;
             } else {
                 print_out(&serde_json::to_string_pretty(&result)?)?;
             }
@@ -248,7 +315,11 @@ fn call(dispatcher: &Dispatcher, name: &str, args: &Value, yes: bool, json: bool
             }
             Ok(if error.is_denial() {
                 EXIT_DENIED
-            } else if matches!(error, crate::dispatch::CallError::Unavailable { .. } | crate::dispatch::CallError::UnknownTool { .. }) {
+            } else if matches!(
+                error,
+                crate::dispatch::CallError::Unavailable { .. }
+                    | crate::dispatch::CallError::UnknownTool { .. }
+            ) {
                 EXIT_ERROR
             } else {
                 EXIT_TOOL_FAILED

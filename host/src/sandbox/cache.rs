@@ -42,13 +42,18 @@ impl ComponentCache {
     pub fn new(engine: &Engine, dir: Option<PathBuf>) -> Self {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
         engine.precompile_compatibility_hash().hash(&mut hasher);
-        Self { dir, engine_key: format!("{:016x}", hasher.finish()) }
+        Self {
+            dir,
+            engine_key: format!("{:016x}", hasher.finish()),
+        }
     }
 
     /// The cache entry for `wasm`, if there is a cache.
     pub fn entry_path(&self, wasm: &[u8]) -> Option<PathBuf> {
         let digest = hex::encode(Sha256::digest(wasm));
-        self.dir.as_ref().map(|dir| dir.join(format!("{digest}-{}.cwasm", self.engine_key)))
+        self.dir
+            .as_ref()
+            .map(|dir| dir.join(format!("{digest}-{}.cwasm", self.engine_key)))
     }
 
     /// Loads `wasm` precompiled from the cache, or compiles it and stores it.
@@ -62,11 +67,17 @@ impl ComponentCache {
             // key includes its compatibility hash).
             match unsafe { Component::deserialize_file(engine, &entry) } {
                 Ok(component) => return Ok((component, CacheStatus::Hit)),
-                Err(e) => tracing::warn!(entry = %entry.display(), "ignoring unusable cache entry: {e:#}"),
+                Err(e) => {
+                    tracing::warn!(entry = %entry.display(), "ignoring unusable cache entry: {e:#}")
+                }
             }
         }
         let component = Component::new(engine, wasm)?;
-        match component.serialize().map_err(anyhow::Error::from).and_then(|bytes| store(&entry, &bytes)) {
+        match component
+            .serialize()
+            .map_err(anyhow::Error::from)
+            .and_then(|bytes| store(&entry, &bytes))
+        {
             Ok(()) => Ok((component, CacheStatus::Compiled)),
             Err(e) => {
                 tracing::warn!(entry = %entry.display(), "could not store the compiled component: {e:#}");

@@ -33,14 +33,24 @@ pub struct MemoryLimiter {
 }
 
 impl ResourceLimiter for MemoryLimiter {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         if desired > self.limit_bytes {
             self.reached = true;
             return Ok(false);
         }
         Ok(true)
     }
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= MAX_TABLE_ELEMENTS)
     }
     fn instances(&self) -> usize {
@@ -71,33 +81,49 @@ impl CellState {
         // blocking pool: several times faster for the small reads tools do.
         wasi.allow_blocking_current_thread(true);
         for preopen in &grant.preopens {
-            let perms = if preopen.writable { FsPerms::ReadWrite } else { FsPerms::ReadOnly };
+            let perms = if preopen.writable {
+                FsPerms::ReadWrite
+            } else {
+                FsPerms::ReadOnly
+            };
             wasi.preopened_dir(&preopen.host, &preopen.guest, perms)
                 .map_err(anyhow::Error::from)
                 .with_context(|| format!("cannot open root {}", preopen.host.display()))?;
         }
         wasi.envs(&grant.env_values());
         wasi.stdout(stdout).stderr(stderr);
-        wasi.allow_tcp(false).allow_udp(false).allow_ip_name_lookup(false);
+        wasi.allow_tcp(false)
+            .allow_udp(false)
+            .allow_ip_name_lookup(false);
         wasi.socket_addr_check(|_, _| Box::pin(async { false }));
         Ok(Self {
             wasi: wasi.build(),
             table: ResourceTable::new(),
             http: WasiHttpCtx::new(),
             network: NetworkPolicy::new(grant.network.clone()),
-            limiter: MemoryLimiter { limit_bytes: grant.limits.memory_bytes(), reached: false },
+            limiter: MemoryLimiter {
+                limit_bytes: grant.limits.memory_bytes(),
+                reached: false,
+            },
         })
     }
 }
 
 impl WasiView for CellState {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
 impl WasiHttpView for CellState {
     fn http(&mut self) -> WasiHttpCtxView<'_> {
-        WasiHttpCtxView { hooks: &mut self.network, table: &mut self.table, ctx: &mut self.http }
+        WasiHttpCtxView {
+            hooks: &mut self.network,
+            table: &mut self.table,
+            ctx: &mut self.http,
+        }
     }
 }

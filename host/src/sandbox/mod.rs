@@ -21,7 +21,7 @@ pub mod network;
 pub mod output;
 
 use crate::grant::ToolGrant;
-use anyhow::{Context, Result};
+use anyhow::Result;
 use bindings::{GuestError, ToolComponentPre};
 use cache::{CacheStatus, ComponentCache};
 use cell::CellState;
@@ -63,7 +63,10 @@ impl ToolErrorKind {
 pub enum RunError {
     /// The tool ran and returned its error variant.
     #[error("{}: {message}", kind.as_str())]
-    Tool { kind: ToolErrorKind, message: String },
+    Tool {
+        kind: ToolErrorKind,
+        message: String,
+    },
     #[error("stopped at its time limit of {limit_ms} ms")]
     Timeout { limit_ms: u64 },
     #[error("stopped at its memory limit of {limit_mb} MiB")]
@@ -119,7 +122,11 @@ impl Sandbox {
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         let cache = ComponentCache::new(&engine, options.cache_dir);
-        Ok(Self { engine, linker, cache })
+        Ok(Self {
+            engine,
+            linker,
+            cache,
+        })
     }
 
     pub fn cache(&self) -> &ComponentCache {
@@ -130,13 +137,19 @@ impl Sandbox {
     /// checking that it is a component implementing `toolcell:tool`.
     pub fn prepare(&self, wasm: &[u8]) -> Result<PreparedTool> {
         check_component_header(wasm)?;
-        let (component, cache) = self.cache.load(&self.engine, wasm).context("it is not a valid WebAssembly component")?;
-        let pre = self.linker.instantiate_pre(&component).map_err(anyhow::Error::from).context(
-            "it imports an interface toolcell does not provide (toolcell links WASI 0.2: cli, filesystem, clocks, random, sockets, http)",
-        )?;
-        let pre = ToolComponentPre::new(pre).map_err(anyhow::Error::from).context(
-            "it does not implement the world `toolcell:tool/tool-component`: it must export the interface `toolcell:tool/tool@0.1.0` with `call: func(args: string) -> result<string, error>`",
-        )?;
+        let (component, cache) = self.cache.load(&self.engine, wasm).map_err(|e| {
+            anyhow::anyhow!("it is not a valid WebAssembly component ({e:#})\n  fix: rebuild it with a component toolchain (cargo --target wasm32-wasip2, componentize-py, componentize-js)")
+        })?;
+        let pre = self.linker.instantiate_pre(&component).map_err(|e| {
+            anyhow::anyhow!(
+                "it imports something toolcell does not provide ({e:#})\n  fix: import only WASI 0.2 interfaces (cli, filesystem, clocks, random, sockets, http)"
+            )
+        })?;
+        let pre = ToolComponentPre::new(pre).map_err(|e| {
+            anyhow::anyhow!(
+                "it does not implement the world `toolcell:tool/tool-component` ({e:#})\n  fix: export the interface `toolcell:tool/tool@0.1.0` from tools-wasm/wit/tool.wit, e.g. with wit-bindgen's `export!`"
+            )
+        })?;
         Ok(PreparedTool { pre, cache })
     }
 
@@ -145,17 +158,26 @@ impl Sandbox {
         let started = Instant::now();
         let stdout = CappedOutput::new(CAPTURE_CAP);
         let stderr = CappedOutput::new(CAPTURE_CAP);
-        let result = self.run_in_cell(tool, grant, args, stdout.clone(), stderr.clone()).await;
+        let result = self
+            .run_in_cell(tool, grant, args, stdout.clone(), stderr.clone())
+            .await;
         let stderr = stderr.captured();
         let result = result.map_err(|e| match e {
             // The panic message a Rust tool prints is the most useful part of a trap.
-            RunError::Trap { message } => match stderr.text.lines().rev().find(|l| !l.trim().is_empty()) {
-                Some(last) => RunError::Trap { message: format!("{message}; the tool's last output: {}", last.trim()) },
+            RunError::Trap { message } => match last_words(&stderr.text) {
+                Some(last) => RunError::Trap {
+                    message: format!("{message}; the tool's last output: {last}"),
+                },
                 None => RunError::Trap { message },
             },
             other => other,
         });
-        RunOutcome { result, stdout: stdout.captured(), stderr, duration: started.elapsed() }
+        RunOutcome {
+            result,
+            stdout: stdout.captured(),
+            stderr,
+            duration: started.elapsed(),
+        }
     }
 
     async fn run_in_cell(
@@ -170,24 +192,39 @@ impl Sandbox {
         let mut store = Store::new(&self.engine, state);
         store.limiter(|state| &mut state.limiter);
         let limit = Duration::from_millis(grant.limits.timeout_ms);
-        let ticks = grant.limits.timeout_ms.div_ceil(engine::EPOCH_TICK.as_millis() as u64);
+        let ticks = grant
+            .limits
+            .timeout_ms
+            .div_ceil(engine::EPOCH_TICK.as_millis() as u64);
         store.set_epoch_deadline(ticks);
         store.epoch_deadline_trap();
 
         let call = async {
             let instance = tool.pre.instantiate_async(&mut store).await?;
-            instance.toolcell_tool_tool().call_call(&mut store, args).await
+            instance
+                .toolcell_tool_tool()
+                .call_call(&mut store, args)
+                .await
         };
         let returned = match tokio::time::timeout(limit + HOST_CALL_GRACE, call).await {
             Ok(returned) => returned,
-            Err(_elapsed) => return Err(RunError::Timeout { limit_ms: grant.limits.timeout_ms }),
+            Err(_elapsed) => {
+                return Err(RunError::Timeout {
+                    limit_ms: grant.limits.timeout_ms,
+                });
+            }
         };
         match returned {
             Ok(Ok(text)) => {
                 if text.len() as u64 > grant.limits.max_output_bytes {
-                    return Err(RunError::OutputTooLarge { bytes: text.len(), limit: grant.limits.max_output_bytes });
+                    return Err(RunError::OutputTooLarge {
+                        bytes: text.len(),
+                        limit: grant.limits.max_output_bytes,
+                    });
                 }
-                serde_json::from_str(&text).map_err(|e| RunError::InvalidResult { message: e.to_string() })
+                serde_json::from_str(&text).map_err(|e| RunError::InvalidResult {
+                    message: e.to_string(),
+                })
             }
             Ok(Err(error)) => {
                 let (kind, message) = match error {
@@ -200,16 +237,34 @@ impl Sandbox {
             }
             Err(error) => {
                 if store.data().limiter.reached {
-                    return Err(RunError::MemoryLimit { limit_mb: grant.limits.memory_mb });
+                    return Err(RunError::MemoryLimit {
+                        limit_mb: grant.limits.memory_mb,
+                    });
                 }
                 match error.downcast_ref::<Trap>() {
-                    Some(Trap::Interrupt) => Err(RunError::Timeout { limit_ms: grant.limits.timeout_ms }),
-                    Some(trap) => Err(RunError::Trap { message: trap.to_string() }),
-                    None => Err(RunError::Trap { message: format!("{error:#}") }),
+                    Some(Trap::Interrupt) => Err(RunError::Timeout {
+                        limit_ms: grant.limits.timeout_ms,
+                    }),
+                    Some(trap) => Err(RunError::Trap {
+                        message: trap.to_string(),
+                    }),
+                    None => Err(RunError::Trap {
+                        message: format!("{error:#}"),
+                    }),
                 }
             }
         }
     }
+}
+
+/// The last meaningful line a tool printed before trapping: for a Rust
+/// panic, its message (the hint about `RUST_BACKTRACE` that follows is noise).
+fn last_words(stderr: &str) -> Option<&str> {
+    stderr
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with("note: run with `RUST_BACKTRACE"))
 }
 
 /// WebAssembly binaries start with `\0asm` and a version: 1 for core modules,
@@ -222,11 +277,13 @@ fn check_component_header(wasm: &[u8]) -> Result<()> {
         if wasm.starts_with(b"(component") || wasm.starts_with(b"(module") {
             return Ok(()); // WebAssembly text; wasmtime parses it.
         }
-        anyhow::bail!("it is not a WebAssembly file (no `\\0asm` header)");
+        anyhow::bail!(
+            "it is not a WebAssembly file (no `\\0asm` header)\n  fix: give the `.wasm` component the tool's build produced"
+        );
     }
     if wasm[4..8] != COMPONENT_VERSION {
         anyhow::bail!(
-            "it is a core WebAssembly module, not a component: build it with `cargo build --target wasm32-wasip2` (or componentize-py / componentize-js)"
+            "it is a core WebAssembly module, not a component\n  fix: build it with `cargo build --target wasm32-wasip2` (not wasip1), componentize-py or componentize-js"
         );
     }
     Ok(())

@@ -22,16 +22,24 @@ impl NetworkPolicy {
     /// Whether `host` matches a granted pattern.
     pub fn allows(&self, host: &str) -> bool {
         let host = host.trim_end_matches('.').to_ascii_lowercase();
-        self.allowed.iter().any(|pattern| match pattern.strip_prefix("*.") {
-            Some(domain) => host.len() > domain.len() + 1 && host.ends_with(&format!(".{domain}")),
-            None => host == pattern.to_ascii_lowercase(),
-        })
+        self.allowed
+            .iter()
+            .any(|pattern| match pattern.strip_prefix("*.") {
+                Some(domain) => {
+                    host.len() > domain.len() + 1 && host.ends_with(&format!(".{domain}"))
+                }
+                None => host == pattern.to_ascii_lowercase(),
+            })
     }
 }
 
 type ResponseFuture = Box<
-    dyn Future<Output = wasmtime_wasi_http::Result<(http::Response<WasiBody>, Box<dyn Future<Output = Result<(), Error>> + Send>)>>
-        + Send,
+    dyn Future<
+            Output = wasmtime_wasi_http::Result<(
+                http::Response<WasiBody>,
+                Box<dyn Future<Output = Result<(), Error>> + Send>,
+            )>,
+        > + Send,
 >;
 
 impl WasiHttpHooks for NetworkPolicy {

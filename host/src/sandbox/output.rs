@@ -38,7 +38,10 @@ pub struct CapturedOutput {
 
 impl CappedOutput {
     pub fn new(cap: usize) -> Self {
-        Self { cap, buffer: Arc::default() }
+        Self {
+            cap,
+            buffer: Arc::default(),
+        }
     }
 
     fn push(&self, bytes: &[u8]) {
@@ -52,7 +55,10 @@ impl CappedOutput {
     /// What was captured so far.
     pub fn captured(&self) -> CapturedOutput {
         let buffer = self.buffer.lock().unwrap_or_else(|p| p.into_inner());
-        CapturedOutput { text: String::from_utf8_lossy(&buffer.kept).into_owned(), dropped: buffer.dropped }
+        CapturedOutput {
+            text: String::from_utf8_lossy(&buffer.kept).into_owned(),
+            dropped: buffer.dropped,
+        }
     }
 }
 
@@ -75,7 +81,11 @@ impl OutputStream for CappedOutput {
 }
 
 impl tokio::io::AsyncWrite for CappedOutput {
-    fn poll_write(self: Pin<&mut Self>, _: &mut Context<'_>, buf: &[u8]) -> Poll<std::io::Result<usize>> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
         self.push(buf);
         Poll::Ready(Ok(buf.len()))
     }

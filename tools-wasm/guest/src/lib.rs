@@ -36,7 +36,10 @@ use serde::de::DeserializeOwned;
 ///
 /// Arguments that do not deserialise become `invalid-args` naming the field
 /// serde complained about, so the model learns what to fix.
-pub fn run<A, R>(args: &str, body: impl FnOnce(A) -> Result<R, ToolError>) -> Result<String, ToolError>
+pub fn run<A, R>(
+    args: &str,
+    body: impl FnOnce(A) -> Result<R, ToolError>,
+) -> Result<String, ToolError>
 where
     A: DeserializeOwned,
     R: Serialize,

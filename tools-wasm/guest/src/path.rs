@@ -29,7 +29,9 @@ impl WorkspacePath {
             ));
         }
         if raw.contains('\0') {
-            return Err(ToolError::InvalidArgs("the path contains a NUL byte".into()));
+            return Err(ToolError::InvalidArgs(
+                "the path contains a NUL byte".into(),
+            ));
         }
         let path = Path::new(raw);
         let mut parts: Vec<&str> = Vec::new();
@@ -52,13 +54,22 @@ impl WorkspacePath {
                 Component::Normal(part) => match part.to_str() {
                     Some(part) => parts.push(part),
                     None => {
-                        return Err(ToolError::InvalidArgs(format!("`{raw}` is not valid UTF-8")));
+                        return Err(ToolError::InvalidArgs(format!(
+                            "`{raw}` is not valid UTF-8"
+                        )));
                     }
                 },
             }
         }
-        let display = if parts.is_empty() { ".".to_string() } else { parts.join("/") };
-        Ok(Self { relative: PathBuf::from(&display), display })
+        let display = if parts.is_empty() {
+            ".".to_string()
+        } else {
+            parts.join("/")
+        };
+        Ok(Self {
+            relative: PathBuf::from(&display),
+            display,
+        })
     }
 
     /// The path to hand to `std::fs`: relative, resolved by WASI against the
@@ -74,7 +85,14 @@ impl WorkspacePath {
 
     /// The path of a child entry, for results of walks.
     pub fn join(&self, name: &str) -> WorkspacePath {
-        let display = if self.display == "." { name.to_string() } else { format!("{}/{name}", self.display) };
-        WorkspacePath { relative: PathBuf::from(&display), display }
+        let display = if self.display == "." {
+            name.to_string()
+        } else {
+            format!("{}/{name}", self.display)
+        };
+        WorkspacePath {
+            relative: PathBuf::from(&display),
+            display,
+        }
     }
 }

@@ -54,7 +54,11 @@ toolcell_guest::export_tool!(ListDirectory);
 
 fn list(args: Args) -> Result<Listing, ToolError> {
     let root = WorkspacePath::parse(&args.path)?;
-    let max_depth = if args.recursive { args.max_depth.unwrap_or(DEFAULT_MAX_DEPTH).max(1) } else { 1 };
+    let max_depth = if args.recursive {
+        args.max_depth.unwrap_or(DEFAULT_MAX_DEPTH).max(1)
+    } else {
+        1
+    };
     let mut listing = Listing {
         path: root.as_str().to_string(),
         entries: Vec::new(),
@@ -79,13 +83,17 @@ fn walk(
     let mut children: Vec<(String, std::fs::Metadata)> = Vec::new();
     for entry in read {
         let entry = entry.map_err(|e| io_error(dir.as_str(), &e))?;
-        let Some(name) = entry.file_name().to_str().map(str::to_string) else { continue };
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
         if !include_hidden && name.starts_with('.') {
             out.hidden_skipped += 1;
             continue;
         }
         // Not following symlinks: a link is listed as a link, never entered.
-        let Ok(meta) = std::fs::symlink_metadata(dir.join(&name).as_path()) else { continue };
+        let Ok(meta) = std::fs::symlink_metadata(dir.join(&name).as_path()) else {
+            continue;
+        };
         children.push((name, meta));
     }
     children.sort_by(|a, b| a.0.cmp(&b.0));
@@ -101,15 +109,31 @@ fn walk(
         } else {
             "file"
         };
-        let shown = if prefix.is_empty() { name.clone() } else { format!("{prefix}/{name}") };
+        let shown = if prefix.is_empty() {
+            name.clone()
+        } else {
+            format!("{prefix}/{name}")
+        };
         let modified = meta
             .modified()
             .ok()
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map(|d| d.as_secs());
-        out.entries.push(Entry { name: shown.clone(), kind, size: if meta.is_dir() { 0 } else { meta.len() }, modified });
+        out.entries.push(Entry {
+            name: shown.clone(),
+            kind,
+            size: if meta.is_dir() { 0 } else { meta.len() },
+            modified,
+        });
         if kind == "directory" && depth < max_depth {
-            walk(&dir.join(&name), &shown, depth + 1, max_depth, include_hidden, out)?;
+            walk(
+                &dir.join(&name),
+                &shown,
+                depth + 1,
+                max_depth,
+                include_hidden,
+                out,
+            )?;
         }
     }
     Ok(())

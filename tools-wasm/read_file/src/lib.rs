@@ -95,8 +95,15 @@ fn read(args: Args) -> Result<FileText, ToolError> {
         Some(end) => end.min(total_lines),
         None => total_lines,
     };
-    let end = if ranged { wanted_end } else { wanted_end.min(start + DEFAULT_MAX_LINES - 1) };
-    let content: String = lines.get(start.saturating_sub(1)..end).unwrap_or(&[]).concat();
+    let end = if ranged {
+        wanted_end
+    } else {
+        wanted_end.min(start + DEFAULT_MAX_LINES - 1)
+    };
+    let content: String = lines
+        .get(start.saturating_sub(1)..end)
+        .unwrap_or(&[])
+        .concat();
     Ok(FileText {
         path: shown.to_string(),
         content,
