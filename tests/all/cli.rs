@@ -299,3 +299,87 @@ fn usage_errors_and_help() {
     let run = ws.run(&["tools", "frobnicate"]);
     assert_eq!(run.code, 2, "{run:?}");
 }
+
+#[test]
+fn read_file_ranges_and_truncation() {
+    let ws = Workspace::new();
+    ws.write("no_newline.txt", "one\ntwo\nthree");
+    let many: String = (1..=700).map(|n| format!("line {n}\n")).collect();
+    ws.write("many.txt", &many);
+    ws.write("empty.txt", "");
+
+    let read = |args: serde_json::Value| {
+        let (code, envelope) = ws.call("read_file", args.clone());
+        assert_eq!(code, 0, "{args}: {envelope}");
+        envelope["result"].clone()
+    };
+    let r = read(json!({"path": "no_newline.txt"}));
+    assert_eq!(
+        (
+            r["content"].as_str(),
+            r["total_lines"].as_u64(),
+            r["truncated"].as_bool()
+        ),
+        (Some("one\ntwo\nthree"), Some(3), Some(false))
+    );
+    let r = read(json!({"path": "no_newline.txt", "start_line": 3}));
+    assert_eq!(r["content"], "three");
+    let r = read(json!({"path": "no_newline.txt", "start_line": 1, "end_line": 2}));
+    assert_eq!(r["content"], "one\ntwo\n");
+    let r = read(json!({"path": "no_newline.txt", "start_line": 2, "end_line": 99}));
+    assert_eq!(
+        (r["content"].as_str(), r["end_line"].as_u64()),
+        (Some("two\nthree"), Some(3))
+    );
+
+    // Without a range at most 500 lines, and it says so.
+    let r = read(json!({"path": "many.txt"}));
+    assert_eq!(
+        (
+            r["total_lines"].as_u64(),
+            r["end_line"].as_u64(),
+            r["truncated"].as_bool()
+        ),
+        (Some(700), Some(500), Some(true))
+    );
+    assert!(r["content"].as_str().unwrap().ends_with("line 500\n"));
+    let r = read(json!({"path": "many.txt", "start_line": 650}));
+    assert_eq!(
+        (
+            r["content"].as_str().unwrap().lines().count(),
+            r["truncated"].as_bool()
+        ),
+        (51, Some(false))
+    );
+
+    let r = read(json!({"path": "empty.txt"}));
+    assert_eq!(
+        (r["content"].as_str(), r["total_lines"].as_u64()),
+        (Some(""), Some(0))
+    );
+
+    let (code, envelope) = ws.call("read_file", json!({"path": "many.txt", "start_line": 701}));
+    assert_eq!(code, 3);
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("past the end: `many.txt` has 700 lines"),
+        "{envelope}"
+    );
+    let (code, envelope) = ws.call(
+        "read_file",
+        json!({"path": "many.txt", "start_line": 5, "end_line": 4}),
+    );
+    assert_eq!(code, 3);
+    assert_eq!(envelope["error"]["kind"], "invalid-args");
+    let (code, envelope) = ws.call("read_file", json!({"path": "."}));
+    assert_eq!(code, 3);
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("is a directory"),
+        "{envelope}"
+    );
+}

@@ -19,6 +19,13 @@ pub fn probe() -> &'static Fixture {
     PROBE.get_or_init(|| build("probe-tool", "probe"))
 }
 
+/// Builds `tests/fixtures/noop-tool` (returns `{}`, nothing else), once.
+#[allow(dead_code, reason = "only the benchmark uses it")]
+pub fn noop() -> &'static Fixture {
+    static NOOP: OnceLock<Fixture> = OnceLock::new();
+    NOOP.get_or_init(|| build("noop-tool", "noop"))
+}
+
 fn build(folder: &str, crate_name: &str) -> Fixture {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures")

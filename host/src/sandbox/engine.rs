@@ -8,7 +8,7 @@
 
 use anyhow::Result;
 use std::time::Duration;
-use wasmtime::{Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 /// Resolution of call deadlines. 10 ms is far below any useful timeout and
 /// costs one wake-up of a sleeping thread per tick.
@@ -31,6 +31,16 @@ const POOL_CORE_INSTANCES_PER_COMPONENT: u32 = 64;
 /// Size of one core instance's runtime state: large modules (an interpreter)
 /// have many functions and globals; wasmtime's default is 1 MiB.
 const POOL_CORE_INSTANCE_SIZE: usize = 8 << 20;
+
+/// Linear memory kept resident when a pool slot is freed, reset with
+/// `memset` (only the pages actually touched, with `PAGEMAP_SCAN`) instead of
+/// `madvise`: the next call on the slot then takes no page faults. 4 MiB
+/// covers a Rust tool's 1 MiB stack and a typical heap; measured in
+/// BENCHMARKS.md (the per-call cost of a no-op tool roughly halves).
+const POOL_MEMORY_KEEP_RESIDENT: usize = 4 << 20;
+/// Table and async-stack bytes kept resident the same way.
+const POOL_TABLE_KEEP_RESIDENT: usize = 64 << 10;
+const POOL_STACK_KEEP_RESIDENT: usize = 64 << 10;
 
 /// How instances get their memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +67,12 @@ pub fn build_engine(allocation: Allocation) -> Result<Engine> {
             .max_core_instances_per_component(POOL_CORE_INSTANCES_PER_COMPONENT)
             .max_tables_per_component(POOL_CORE_INSTANCES_PER_COMPONENT)
             .max_memories_per_component(POOL_CORE_INSTANCES_PER_COMPONENT)
-            .max_core_instance_size(POOL_CORE_INSTANCE_SIZE);
+            .max_core_instance_size(POOL_CORE_INSTANCE_SIZE)
+            .linear_memory_keep_resident(POOL_MEMORY_KEEP_RESIDENT)
+            .table_keep_resident(POOL_TABLE_KEEP_RESIDENT)
+            .async_stack_keep_resident(POOL_STACK_KEEP_RESIDENT)
+            // Linux 6.7+: reset only the pages a call touched; elsewhere ignored.
+            .pagemap_scan(Enabled::Auto);
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
     Ok(Engine::new(&config)?)
