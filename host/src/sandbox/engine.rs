@@ -42,6 +42,10 @@ const POOL_MEMORY_KEEP_RESIDENT: usize = 4 << 20;
 const POOL_TABLE_KEEP_RESIDENT: usize = 64 << 10;
 const POOL_STACK_KEEP_RESIDENT: usize = 64 << 10;
 
+/// `TOOLCELL_PROFILE=perfmap` writes `/tmp/perf-PID.map` so that `perf`
+/// can name the functions of tools (see BENCHMARKS.md).
+pub const PROFILE_ENV: &str = "TOOLCELL_PROFILE";
+
 /// How instances get their memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Allocation {
@@ -56,6 +60,10 @@ pub fn build_engine(allocation: Allocation) -> Result<Engine> {
     let mut config = Config::new();
     config.wasm_component_model(true);
     config.epoch_interruption(true);
+    if std::env::var(PROFILE_ENV).is_ok_and(|v| v == "perfmap") {
+        // `perf record` then names tool functions instead of raw addresses.
+        config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     if allocation == Allocation::Pooling {
         let mut pool = PoolingAllocationConfig::default();
         pool.total_component_instances(POOL_COMPONENT_INSTANCES)

@@ -105,7 +105,11 @@ fn read(args: Args) -> Result<FileText, ToolError> {
     } else {
         wanted_end.min(start + DEFAULT_MAX_LINES - 1)
     };
-    let (from, to) = line_span(&text, start, end);
+    let (from, to) = if start <= 1 && end == total_lines {
+        (0, text.len())
+    } else {
+        line_span(&text, start, end)
+    };
     let content = if from == 0 && to == text.len() {
         text
     } else {
