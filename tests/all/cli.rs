@@ -4,6 +4,16 @@
 use crate::harness::Workspace;
 use serde_json::json;
 
+const BUILT_IN: [&str; 7] = [
+    "create_directory",
+    "delete_path",
+    "list_directory",
+    "move_path",
+    "read_file",
+    "replace_in_file",
+    "write_file",
+];
+
 #[test]
 fn list_shows_the_built_in_tools() {
     let ws = Workspace::new();
@@ -30,8 +40,24 @@ fn list_shows_the_built_in_tools() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(names, ["list_directory", "read_file"]);
-    assert_eq!(tools[1]["capabilities"]["fs"], "read");
+    assert_eq!(names, BUILT_IN);
+    let read_file = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "read_file")
+        .unwrap();
+    assert_eq!(read_file["capabilities"]["fs"], "read");
+    // Every parameter of every built-in tool is described for the model.
+    for tool in tools.as_array().unwrap() {
+        for (name, schema) in tool["parameters"]["properties"].as_object().unwrap() {
+            assert!(
+                schema["description"].as_str().is_some_and(|d| d.len() > 10),
+                "{}.{name} has no description",
+                tool["name"]
+            );
+        }
+    }
 }
 
 #[test]
@@ -63,8 +89,10 @@ fn show_gives_schema_capabilities_approval_and_limits() {
     let run = ws.run(&["tools", "show", "nope"]);
     assert_eq!(run.code, 1);
     assert!(
-        run.stderr
-            .contains("there is no tool named `nope`; the tools are: list_directory, read_file"),
+        run.stderr.contains(&format!(
+            "there is no tool named `nope`; the tools are: {}",
+            BUILT_IN.join(", ")
+        )),
         "{run:?}"
     );
 }
@@ -150,9 +178,10 @@ fn bad_arguments_name_the_field() {
     let run = ws.run(&["tools", "call", "no_such_tool"]);
     assert_eq!(run.code, 1);
     assert!(
-        run.stderr.contains(
-            "there is no tool named `no_such_tool`; the tools are: list_directory, read_file"
-        ),
+        run.stderr.contains(&format!(
+            "there is no tool named `no_such_tool`; the tools are: {}",
+            BUILT_IN.join(", ")
+        )),
         "{run:?}"
     );
 }

@@ -104,10 +104,32 @@ impl Workspace {
     }
 
     /// `toolcell tools call NAME --args ARGS --json`, returning the envelope.
+    /// Large arguments go through `--args-file` (a command line holds at
+    /// most 128 KiB per argument).
     pub fn call(&self, name: &str, args: serde_json::Value) -> (i32, serde_json::Value) {
         let args = args.to_string();
-        let run = self.run(&["tools", "call", name, "--args", &args, "--json", "--yes"]);
+        let run = if args.len() > 64 * 1024 {
+            let file = self.outer.join(format!("args-{}.json", std::process::id()));
+            std::fs::write(&file, &args).expect("args file");
+            self.run(&[
+                "tools",
+                "call",
+                name,
+                "--args-file",
+                file.to_str().unwrap(),
+                "--json",
+                "--yes",
+            ])
+        } else {
+            self.run(&["tools", "call", name, "--args", &args, "--json", "--yes"])
+        };
         (run.code, run.json())
+    }
+
+    /// Reads a workspace file as text.
+    pub fn read(&self, relative: &str) -> String {
+        std::fs::read_to_string(self.root.join(relative))
+            .unwrap_or_else(|e| panic!("{relative}: {e}"))
     }
 
     /// Installs the probe test tool into this workspace.

@@ -10,5 +10,6 @@ mod cache;
 mod capabilities;
 mod cli;
 mod confinement;
+mod file_tools;
 mod limits;
 mod manifests;

@@ -38,8 +38,11 @@ pub enum ToolsCommand {
     Call {
         name: String,
         /// The arguments, a JSON object.
-        #[arg(long, value_name = "JSON", default_value = "{}")]
-        args: String,
+        #[arg(long, value_name = "JSON", conflicts_with = "args_file")]
+        args: Option<String>,
+        /// Read the arguments from a file (`-` for stdin), for large ones.
+        #[arg(long, value_name = "FILE")]
+        args_file: Option<PathBuf>,
         /// Approve the call if the tool needs approval (instead of asking).
         #[arg(long, short = 'y')]
         yes: bool,
@@ -75,14 +78,12 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
         ToolsCommand::Call {
             name,
             args,
+            args_file,
             yes,
             json,
             logs,
         } => {
-            let args: Value = serde_json::from_str(&args).context("--args is not valid JSON")?;
-            if !args.is_object() {
-                bail!("--args must be a JSON object, such as '{{\"path\": \"notes.md\"}}'");
-            }
+            let args = call_arguments(args, args_file)?;
             let dispatcher = open_dispatcher(config)?;
             call(&dispatcher, &name, &args, yes, json, logs)
         }
@@ -112,6 +113,32 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
             Ok(EXIT_OK)
         }
     }
+}
+
+/// The arguments of `tools call`: from `--args`, from `--args-file` (`-`
+/// for stdin), or `{}`; a JSON object either way.
+fn call_arguments(args: Option<String>, args_file: Option<PathBuf>) -> Result<Value> {
+    let (text, source) = match (args, args_file) {
+        (Some(text), _) => (text, "--args".to_string()),
+        (None, Some(file)) if file.as_os_str() == "-" => {
+            let mut text = String::new();
+            std::io::Read::read_to_string(&mut std::io::stdin(), &mut text)
+                .context("cannot read the arguments from stdin")?;
+            (text, "the arguments on stdin".to_string())
+        }
+        (None, Some(file)) => {
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read --args-file {}", file.display()))?;
+            (text, format!("--args-file {}", file.display()))
+        }
+        (None, None) => ("{}".to_string(), "--args".to_string()),
+    };
+    let args: Value =
+        serde_json::from_str(&text).with_context(|| format!("{source} is not valid JSON"))?;
+    if !args.is_object() {
+        bail!("{source} must be a JSON object, such as '{{\"path\": \"notes.md\"}}'");
+    }
+    Ok(args)
 }
 
 fn report_problems(registry: &Registry) {

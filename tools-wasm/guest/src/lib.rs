@@ -9,9 +9,12 @@
 //! - [`run`]: parse the JSON arguments, call the tool, serialise the result;
 //! - [`path`]: workspace-relative paths, checked before any file is touched;
 //! - [`error`]: constructors for the contract's error variant and the mapping
-//!   of I/O errors onto it.
+//!   of I/O errors onto it;
+//! - [`files`]: atomic writes, text decoding (binary refused), hashes and the
+//!   workspace trash, shared by the tools that change files.
 
 pub mod error;
+pub mod files;
 pub mod path;
 
 #[allow(missing_docs, clippy::all)]

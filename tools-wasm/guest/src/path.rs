@@ -83,6 +83,39 @@ impl WorkspacePath {
         &self.display
     }
 
+    /// Whether this is the workspace root itself (`.`).
+    pub fn is_root(&self) -> bool {
+        self.display == "."
+    }
+
+    /// The folder holding this path (`.` for top-level entries), or `None`
+    /// for the root itself.
+    pub fn parent(&self) -> Option<WorkspacePath> {
+        if self.is_root() {
+            return None;
+        }
+        let display = match self.display.rfind('/') {
+            Some(i) => self.display[..i].to_string(),
+            None => ".".to_string(),
+        };
+        Some(WorkspacePath {
+            relative: PathBuf::from(&display),
+            display,
+        })
+    }
+
+    /// The last component (`todo.md` of `notes/todo.md`).
+    pub fn file_name(&self) -> &str {
+        self.display.rsplit('/').next().unwrap_or(&self.display)
+    }
+
+    /// Whether `self` is `other` or lies inside it.
+    pub fn starts_with(&self, other: &WorkspacePath) -> bool {
+        other.is_root()
+            || self.display == other.display
+            || self.display.starts_with(&format!("{}/", other.display))
+    }
+
     /// The path of a child entry, for results of walks.
     pub fn join(&self, name: &str) -> WorkspacePath {
         let display = if self.display == "." {

@@ -1,0 +1,82 @@
+//! `delete_path`: move a file or folder into the workspace trash.
+//!
+//! Nothing is destroyed: what is deleted goes to `.toolcell/trash/` under a
+//! unique name, and the result says where, so it can be restored.
+
+use serde::{Deserialize, Serialize};
+use toolcell_guest::error::io_error;
+use toolcell_guest::files::{move_to_trash, refuse_state_dir};
+use toolcell_guest::path::WorkspacePath;
+use toolcell_guest::{Tool, ToolError, run};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    #[serde(default)]
+    recursive: bool,
+}
+
+#[derive(Serialize)]
+struct Deleted {
+    path: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// Where it went: move it back from there to restore it.
+    trashed_to: String,
+}
+
+struct DeletePath;
+
+impl Tool for DeletePath {
+    fn call(args: String) -> Result<String, ToolError> {
+        run(&args, delete)
+    }
+}
+
+toolcell_guest::export_tool!(DeletePath);
+
+fn delete(args: Args) -> Result<Deleted, ToolError> {
+    let path = WorkspacePath::parse(&args.path)?;
+    let shown = path.as_str();
+    if path.is_root() {
+        return Err(ToolError::Denied(
+            "`.` is the workspace root: delete_path never deletes a root".into(),
+        ));
+    }
+    refuse_state_dir(&path)?;
+    let meta = std::fs::symlink_metadata(path.as_path()).map_err(|e| io_error(shown, &e))?;
+    let kind = if meta.is_dir() {
+        let entries = std::fs::read_dir(path.as_path())
+            .map_err(|e| io_error(shown, &e))?
+            .count();
+        if entries > 0 && !args.recursive {
+            return Err(ToolError::Denied(format!(
+                "`{shown}` is a folder with {entries} entries: pass recursive: true to delete it with its contents"
+            )));
+        }
+        "directory"
+    } else if meta.is_symlink() {
+        "symlink"
+    } else {
+        "file"
+    };
+    let target = move_to_trash(&path).map_err(|e| match e {
+        // A named root is a preopen: renaming it fails, which means "a root".
+        ToolError::Failed(m) | ToolError::Denied(m) if !shown.contains('/') && is_busy(&m) => {
+            ToolError::Denied(format!(
+                "`{shown}` is a workspace root: delete_path never deletes a root"
+            ))
+        }
+        other => other,
+    })?;
+    Ok(Deleted {
+        path: shown.into(),
+        kind,
+        trashed_to: target.as_str().into(),
+    })
+}
+
+fn is_busy(message: &str) -> bool {
+    message.contains("busy") || message.contains("Busy") || message.contains("Invalid argument")
+}

@@ -1,0 +1,134 @@
+//! File helpers for the tools that read and change files.
+//!
+//! - [`write_atomic`]: write to a temporary file in the same folder, flush it
+//!   to disk, then rename it over the target: a crash at any moment leaves
+//!   the old content or the new, never a mix.
+//! - [`decode_text`]: bytes to UTF-8 text, refusing binary content.
+//! - [`sha256_hex`]: the hash tools report so a model can say which version
+//!   of a file it means.
+//! - [`move_to_trash`]: what `delete_path` does instead of deleting.
+
+use crate::ToolError;
+use crate::error::io_error;
+use crate::path::WorkspacePath;
+use sha2::{Digest, Sha256};
+use std::io::Write;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// Where deleted paths go, inside the root they were deleted from.
+pub const TRASH_DIR: &str = ".toolcell/trash";
+/// toolcell's own state folder in a root: tools do not change it.
+pub const STATE_DIR: &str = ".toolcell";
+/// Attempts at finding an unused temporary or trash name before giving up.
+const NAME_ATTEMPTS: u32 = 16;
+
+/// Lowercase hex SHA-256 of `bytes`.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `bytes` as UTF-8 text; binary content (a NUL byte, or not UTF-8) is
+/// refused with its size, so the model knows what it met.
+pub fn decode_text(shown: &str, bytes: Vec<u8>) -> Result<String, ToolError> {
+    let size = bytes.len();
+    let binary = || {
+        ToolError::Denied(format!(
+            "`{shown}` is not UTF-8 text ({size} bytes, binary content): only text files can be read or edited"
+        ))
+    };
+    if bytes.contains(&0) {
+        return Err(binary());
+    }
+    String::from_utf8(bytes).map_err(|_| binary())
+}
+
+/// A name unlikely to be taken, for temporary and trash entries.
+fn unique_suffix(attempt: u32) -> String {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    format!("{}-{:09}-{attempt}", now.as_secs(), now.subsec_nanos())
+}
+
+/// Refuses changes inside toolcell's own state folder (`.toolcell/`).
+pub fn refuse_state_dir(path: &WorkspacePath) -> Result<(), ToolError> {
+    let state = WorkspacePath::parse(STATE_DIR)?;
+    if path.starts_with(&state) {
+        return Err(ToolError::Denied(format!(
+            "`{}` is inside `{STATE_DIR}/`, toolcell's own state (installed tools, trash): tools do not change it",
+            path.as_str()
+        )));
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` atomically. Returns whether the file was created
+/// (rather than replaced). The parent folder must exist.
+pub fn write_atomic(path: &WorkspacePath, bytes: &[u8]) -> Result<bool, ToolError> {
+    let shown = path.as_str();
+    let parent = path.parent().ok_or_else(|| {
+        ToolError::InvalidArgs("the workspace root is a folder, not a file".into())
+    })?;
+    let created = match std::fs::symlink_metadata(path.as_path()) {
+        Ok(meta) if meta.is_dir() => {
+            return Err(ToolError::InvalidArgs(format!("`{shown}` is a directory")));
+        }
+        Ok(_) => false,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+        Err(e) => return Err(io_error(shown, &e)),
+    };
+    let mut attempt = 0;
+    let (temp, mut file) = loop {
+        let temp = parent.join(&format!(
+            ".{}.toolcell-tmp-{}",
+            path.file_name(),
+            unique_suffix(attempt)
+        ));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(temp.as_path())
+        {
+            Ok(file) => break (temp, file),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && attempt < NAME_ATTEMPTS => {
+                attempt += 1
+            }
+            Err(e) => return Err(io_error(shown, &e)),
+        }
+    };
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    drop(file);
+    if let Err(e) = written.and_then(|()| std::fs::rename(temp.as_path(), path.as_path())) {
+        let _ = std::fs::remove_file(temp.as_path());
+        return Err(io_error(shown, &e));
+    }
+    Ok(created)
+}
+
+/// Moves `path` into the trash of its root and returns where it went
+/// (workspace-relative), so the user can restore it.
+pub fn move_to_trash(path: &WorkspacePath) -> Result<WorkspacePath, ToolError> {
+    let shown = path.as_str();
+    let trash = WorkspacePath::parse(TRASH_DIR)?;
+    std::fs::create_dir_all(trash.as_path()).map_err(|e| io_error(TRASH_DIR, &e))?;
+    let mut attempt = 0;
+    loop {
+        let target = trash.join(&format!("{}-{}", unique_suffix(attempt), path.file_name()));
+        if std::fs::symlink_metadata(target.as_path()).is_ok() && attempt < NAME_ATTEMPTS {
+            attempt += 1;
+            continue;
+        }
+        return match std::fs::rename(path.as_path(), target.as_path()) {
+            Ok(()) => Ok(target),
+            Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
+                Err(ToolError::Failed(format!(
+                    "`{shown}` lies on another root than the trash (`{TRASH_DIR}` of the workspace) and cannot be moved there"
+                )))
+            }
+            Err(e) => Err(io_error(shown, &e)),
+        };
+    }
+}

@@ -1,0 +1,110 @@
+//! `move_path`: move or rename a file or folder inside the workspace.
+
+use serde::{Deserialize, Serialize};
+use toolcell_guest::error::io_error;
+use toolcell_guest::files::refuse_state_dir;
+use toolcell_guest::path::WorkspacePath;
+use toolcell_guest::{Tool, ToolError, run};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    from: String,
+    to: String,
+}
+
+#[derive(Serialize)]
+struct Moved {
+    from: String,
+    to: String,
+    #[serde(rename = "type")]
+    kind: &'static str,
+}
+
+struct MovePath;
+
+impl Tool for MovePath {
+    fn call(args: String) -> Result<String, ToolError> {
+        run(&args, move_path)
+    }
+}
+
+toolcell_guest::export_tool!(MovePath);
+
+fn move_path(args: Args) -> Result<Moved, ToolError> {
+    let from = WorkspacePath::parse(&args.from)?;
+    let to = WorkspacePath::parse(&args.to)?;
+    if from.is_root() || to.is_root() {
+        return Err(ToolError::Denied(
+            "`.` is the workspace root: it cannot be moved or replaced".into(),
+        ));
+    }
+    refuse_state_dir(&from)?;
+    refuse_state_dir(&to)?;
+    let meta =
+        std::fs::symlink_metadata(from.as_path()).map_err(|e| io_error(from.as_str(), &e))?;
+    if to.starts_with(&from) {
+        return Err(ToolError::InvalidArgs(format!(
+            "`{}` lies inside `{}`: a folder cannot be moved into itself",
+            to.as_str(),
+            from.as_str()
+        )));
+    }
+    if std::fs::symlink_metadata(to.as_path()).is_ok() {
+        return Err(ToolError::Denied(format!(
+            "`{}` already exists: move_path never overwrites; delete it first or choose another name",
+            to.as_str()
+        )));
+    }
+    let parent = to.parent().expect("not the root");
+    match std::fs::metadata(parent.as_path()) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => {
+            return Err(ToolError::InvalidArgs(format!(
+                "`{}` is a file, not a folder",
+                parent.as_str()
+            )));
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ToolError::NotFound(format!(
+                "the folder `{}` does not exist: create it first with create_directory",
+                parent.as_str()
+            )));
+        }
+        Err(e) => return Err(io_error(parent.as_str(), &e)),
+    }
+    let kind = if meta.is_dir() {
+        "directory"
+    } else if meta.is_symlink() {
+        "symlink"
+    } else {
+        "file"
+    };
+    let moved = if kind == "file" {
+        // A hard link cannot replace an existing name, so the check above
+        // cannot be raced into an overwrite; then the old name goes.
+        std::fs::hard_link(from.as_path(), to.as_path())
+            .and_then(|()| std::fs::remove_file(from.as_path()))
+    } else {
+        std::fs::rename(from.as_path(), to.as_path())
+    };
+    match moved {
+        Ok(()) => Ok(Moved {
+            from: from.as_str().into(),
+            to: to.as_str().into(),
+            kind,
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(ToolError::Denied(format!(
+            "`{}` already exists: move_path never overwrites",
+            to.as_str()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::CrossesDevices => {
+            Err(ToolError::Failed(format!(
+                "`{}` and `{}` are on different devices: a move cannot cross them; copy the content with read_file and write_file instead",
+                from.as_str(),
+                to.as_str()
+            )))
+        }
+        Err(e) => Err(io_error(from.as_str(), &e)),
+    }
+}
