@@ -4,13 +4,14 @@
 use crate::harness::Workspace;
 use serde_json::json;
 
-const BUILT_IN: [&str; 7] = [
+const BUILT_IN: [&str; 8] = [
     "create_directory",
     "delete_path",
     "list_directory",
     "move_path",
     "read_file",
     "replace_in_file",
+    "search_files",
     "write_file",
 ];
 

@@ -13,3 +13,4 @@ mod confinement;
 mod file_tools;
 mod limits;
 mod manifests;
+mod search;

@@ -21,6 +21,8 @@ struct Args {
     max_depth: Option<usize>,
     #[serde(default)]
     include_hidden: bool,
+    /// Only files with these extensions (folders are still walked, not listed).
+    extensions: Option<Vec<String>>,
 }
 
 #[derive(Serialize)]
@@ -40,6 +42,28 @@ struct Listing {
     truncated: bool,
     /// Entries left out because they are hidden (names starting with `.`).
     hidden_skipped: usize,
+}
+
+/// Which entries a listing shows.
+struct Filter {
+    include_hidden: bool,
+    extensions: Option<Vec<String>>,
+}
+
+impl Filter {
+    /// Whether a file named `name` is listed (folders are always walked).
+    fn lists_file(&self, name: &str) -> bool {
+        match &self.extensions {
+            None => true,
+            Some(wanted) => {
+                let ext = name
+                    .rsplit_once('.')
+                    .map(|(_, e)| e.to_ascii_lowercase())
+                    .unwrap_or_default();
+                wanted.contains(&ext)
+            }
+        }
+    }
 }
 
 struct ListDirectory;
@@ -65,7 +89,15 @@ fn list(args: Args) -> Result<Listing, ToolError> {
         truncated: false,
         hidden_skipped: 0,
     };
-    walk(&root, "", 1, max_depth, args.include_hidden, &mut listing)?;
+    let filter = Filter {
+        include_hidden: args.include_hidden,
+        extensions: args.extensions.map(|list| {
+            list.iter()
+                .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+                .collect()
+        }),
+    };
+    walk(&root, "", 1, max_depth, &filter, &mut listing)?;
     Ok(listing)
 }
 
@@ -76,7 +108,7 @@ fn walk(
     prefix: &str,
     depth: usize,
     max_depth: usize,
-    include_hidden: bool,
+    filter: &Filter,
     out: &mut Listing,
 ) -> Result<(), ToolError> {
     let read = std::fs::read_dir(dir.as_path()).map_err(|e| io_error(dir.as_str(), &e))?;
@@ -86,7 +118,7 @@ fn walk(
         let Some(name) = entry.file_name().to_str().map(str::to_string) else {
             continue;
         };
-        if !include_hidden && name.starts_with('.') {
+        if !filter.include_hidden && name.starts_with('.') {
             out.hidden_skipped += 1;
             continue;
         }
@@ -119,21 +151,20 @@ fn walk(
             .ok()
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map(|d| d.as_secs());
-        out.entries.push(Entry {
-            name: shown.clone(),
-            kind,
-            size: if meta.is_dir() { 0 } else { meta.len() },
-            modified,
-        });
+        let listed = match kind {
+            "directory" => filter.extensions.is_none(),
+            _ => filter.lists_file(&name),
+        };
+        if listed {
+            out.entries.push(Entry {
+                name: shown.clone(),
+                kind,
+                size: if meta.is_dir() { 0 } else { meta.len() },
+                modified,
+            });
+        }
         if kind == "directory" && depth < max_depth {
-            walk(
-                &dir.join(&name),
-                &shown,
-                depth + 1,
-                max_depth,
-                include_hidden,
-                out,
-            )?;
+            walk(&dir.join(&name), &shown, depth + 1, max_depth, filter, out)?;
         }
     }
     Ok(())

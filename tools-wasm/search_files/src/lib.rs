@@ -1,0 +1,356 @@
+//! `search_files`: find files by name, or lines by content, in the workspace.
+//!
+//! Walks with the `ignore` crate (ripgrep's walker): `.gitignore` rules are
+//! honoured, hidden entries and symlinks are skipped, and so are the usual
+//! generated folders. Content is matched with the `regex` crate (literal
+//! queries are escaped, so they get its literal fast paths); names by glob
+//! (`globset`) when the query has glob characters, else by substring. What
+//! was not searched is counted by reason, so "no match" is never confused
+//! with "not looked at".
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::WalkBuilder;
+use regex::bytes::{Regex, RegexBuilder};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use toolcell_guest::error::io_error;
+use toolcell_guest::path::WorkspacePath;
+use toolcell_guest::{Tool, ToolError, run};
+
+/// Folders of generated or vendored files: searching them drowns real
+/// matches and costs most of the time.
+const GENERATED_DIRS: &[&str] = &[
+    ".git",
+    "node_modules",
+    "target",
+    "dist",
+    "build",
+    "vendor",
+    "coverage",
+];
+/// Files above this size are skipped for content: minified bundles, data, logs.
+const MAX_FILE_BYTES: u64 = 512 * 1024;
+/// Bytes inspected for a NUL to decide a file is binary, as grep does.
+const BINARY_SNIFF_BYTES: usize = 8 * 1024;
+/// Results returned when the caller gives no max_results.
+const DEFAULT_MAX_RESULTS: usize = 100;
+/// Upper bound on max_results: more would not fit a model's context.
+const MAX_RESULTS_CAP: usize = 1000;
+/// Matches reported per file; the rest are counted.
+const MAX_MATCHES_PER_FILE: usize = 20;
+/// Characters of a matching line returned, around the match.
+const MAX_LINE_CHARS: usize = 200;
+
+#[derive(Deserialize, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+enum Mode {
+    Name,
+    #[default]
+    Content,
+    Both,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Args {
+    path: String,
+    query: String,
+    #[serde(default)]
+    mode: Mode,
+    #[serde(default)]
+    case_sensitive: bool,
+    #[serde(default)]
+    regex: bool,
+    extensions: Option<Vec<String>>,
+    max_results: Option<usize>,
+}
+
+#[derive(Serialize)]
+struct NameMatch {
+    path: String,
+}
+
+#[derive(Serialize)]
+struct LineMatch {
+    path: String,
+    line: usize,
+    column: usize,
+    text: String,
+}
+
+#[derive(Serialize, Default)]
+struct Found {
+    path: String,
+    query: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    names: Vec<NameMatch>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    matches: Vec<LineMatch>,
+    files_scanned: usize,
+    /// Files not searched, by reason.
+    files_skipped: BTreeMap<&'static str, usize>,
+    /// Folders not entered (generated folders such as node_modules).
+    folders_skipped: usize,
+    /// Matches beyond the per-file cap, not listed.
+    matches_not_listed: usize,
+    truncated: bool,
+}
+
+struct SearchFiles;
+
+impl Tool for SearchFiles {
+    fn call(args: String) -> Result<String, ToolError> {
+        run(&args, search)
+    }
+}
+
+toolcell_guest::export_tool!(SearchFiles);
+
+enum NameQuery {
+    Glob(GlobMatcher),
+    Substring(String),
+}
+
+fn search(args: Args) -> Result<Found, ToolError> {
+    let root = WorkspacePath::parse(&args.path)?;
+    if args.query.is_empty() {
+        return Err(ToolError::InvalidArgs("query is empty".into()));
+    }
+    let max_results = args
+        .max_results
+        .unwrap_or(DEFAULT_MAX_RESULTS)
+        .clamp(1, MAX_RESULTS_CAP);
+    let meta = std::fs::metadata(root.as_path()).map_err(|e| io_error(root.as_str(), &e))?;
+    if !meta.is_dir() {
+        return Err(ToolError::InvalidArgs(format!(
+            "`{}` is not a folder: give the folder to search in",
+            root.as_str()
+        )));
+    }
+    let extensions: Option<Vec<String>> = args.extensions.as_ref().map(|list| {
+        list.iter()
+            .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+            .collect()
+    });
+
+    let content = match args.mode {
+        Mode::Name => None,
+        Mode::Content | Mode::Both => {
+            let pattern = if args.regex {
+                args.query.clone()
+            } else {
+                regex::escape(&args.query)
+            };
+            let regex = RegexBuilder::new(&pattern)
+                .case_insensitive(!args.case_sensitive)
+                .build()
+                .map_err(|e| {
+                    ToolError::InvalidArgs(format!("query is not a valid regular expression: {e}"))
+                })?;
+            Some(regex)
+        }
+    };
+    let name = match args.mode {
+        Mode::Content => None,
+        Mode::Name | Mode::Both if args.query.contains(['*', '?', '[', '{']) => {
+            let glob = GlobBuilder::new(&args.query)
+                .case_insensitive(!args.case_sensitive)
+                .literal_separator(false)
+                .build()
+                .map_err(|e| ToolError::InvalidArgs(format!("query is not a valid glob: {e}")))?;
+            Some(NameQuery::Glob(glob.compile_matcher()))
+        }
+        Mode::Name | Mode::Both => Some(NameQuery::Substring(if args.case_sensitive {
+            args.query.clone()
+        } else {
+            args.query.to_lowercase()
+        })),
+    };
+
+    let mut found = Found {
+        path: root.as_str().into(),
+        query: args.query.clone(),
+        ..Found::default()
+    };
+    let folders_skipped = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&folders_skipped);
+    let walker = WalkBuilder::new(root.as_path())
+        .hidden(true)
+        .git_ignore(true)
+        .git_global(false)
+        .git_exclude(true)
+        .require_git(false)
+        .ignore(true)
+        .parents(true)
+        .follow_links(false)
+        .filter_entry(move |entry| {
+            let generated = entry.depth() > 0
+                && entry.file_type().is_some_and(|t| t.is_dir())
+                && GENERATED_DIRS.contains(&entry.file_name().to_str().unwrap_or(""));
+            if generated {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }
+            !generated
+        })
+        .build();
+    let mut buffer = Vec::new();
+    for entry in walker {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(_) => {
+                *found.files_skipped.entry("unreadable").or_default() += 1;
+                continue;
+            }
+        };
+        let Some(file_type) = entry.file_type() else {
+            continue;
+        };
+        if file_type.is_dir() {
+            continue;
+        }
+        if file_type.is_symlink() {
+            *found.files_skipped.entry("symlink").or_default() += 1;
+            continue;
+        }
+        let relative = entry
+            .path()
+            .to_string_lossy()
+            .trim_start_matches("./")
+            .to_string();
+        let file_name = entry.file_name().to_string_lossy();
+        if let Some(extensions) = &extensions {
+            let ext = file_name
+                .rsplit_once('.')
+                .map(|(_, e)| e.to_ascii_lowercase())
+                .unwrap_or_default();
+            if !extensions.contains(&ext) {
+                *found.files_skipped.entry("other_extension").or_default() += 1;
+                continue;
+            }
+        }
+        if found.names.len() + found.matches.len() >= max_results {
+            found.truncated = true;
+            break;
+        }
+        found.files_scanned += 1;
+        if let Some(query) = &name {
+            let hit = match query {
+                NameQuery::Glob(glob) => {
+                    glob.is_match(file_name.as_ref()) || glob.is_match(&relative)
+                }
+                NameQuery::Substring(s) if args.case_sensitive => file_name.contains(s.as_str()),
+                NameQuery::Substring(s) => file_name.to_lowercase().contains(s.as_str()),
+            };
+            if hit {
+                found.names.push(NameMatch {
+                    path: relative.clone(),
+                });
+            }
+        }
+        if let Some(regex) = &content {
+            search_content(
+                entry.path(),
+                &relative,
+                regex,
+                &mut buffer,
+                max_results,
+                &mut found,
+            );
+        }
+    }
+    found.folders_skipped = folders_skipped.load(Ordering::Relaxed);
+    Ok(found)
+}
+
+/// Searches one file's lines, recording matches or why it was skipped.
+fn search_content(
+    path: &std::path::Path,
+    relative: &str,
+    regex: &Regex,
+    buffer: &mut Vec<u8>,
+    max_results: usize,
+    found: &mut Found,
+) {
+    let skip = |found: &mut Found, reason: &'static str| {
+        *found.files_skipped.entry(reason).or_default() += 1
+    };
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return skip(found, "unreadable");
+    };
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    if size > MAX_FILE_BYTES {
+        return skip(found, "too_large");
+    }
+    buffer.clear();
+    if (&mut file).take(size).read_to_end(buffer).is_err() {
+        return skip(found, "unreadable");
+    }
+    if buffer[..buffer.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+        return skip(found, "binary");
+    }
+    let mut in_file = 0;
+    let mut line_number = 1;
+    let mut line_start = 0;
+    let mut counted_to = 0;
+    for hit in regex.find_iter(buffer) {
+        if hit.start() < line_start {
+            continue; // a second match on a line already reported
+        }
+        line_number += buffer[counted_to..hit.start()]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        counted_to = hit.start();
+        line_start = buffer[..hit.start()]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let line_end = buffer[hit.start()..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(buffer.len(), |i| hit.start() + i);
+        in_file += 1;
+        if in_file > MAX_MATCHES_PER_FILE {
+            found.matches_not_listed += 1;
+        } else if found.names.len() + found.matches.len() >= max_results {
+            found.truncated = true;
+            return;
+        } else {
+            let line = String::from_utf8_lossy(&buffer[line_start..line_end]);
+            let column = String::from_utf8_lossy(&buffer[line_start..hit.start()])
+                .chars()
+                .count()
+                + 1;
+            found.matches.push(LineMatch {
+                path: relative.to_string(),
+                line: line_number,
+                column,
+                text: excerpt(line.trim_end_matches('\r'), column),
+            });
+        }
+        // Next match must start on a later line.
+        line_start = line_end + 1;
+    }
+}
+
+/// The line, cut to [`MAX_LINE_CHARS`] characters around `column`.
+fn excerpt(line: &str, column: usize) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    if chars.len() <= MAX_LINE_CHARS {
+        return line.to_string();
+    }
+    let start = column
+        .saturating_sub(MAX_LINE_CHARS / 4)
+        .min(chars.len() - MAX_LINE_CHARS);
+    let cut: String = chars[start..start + MAX_LINE_CHARS].iter().collect();
+    let head = if start > 0 { "…" } else { "" };
+    let tail = if start + MAX_LINE_CHARS < chars.len() {
+        "…"
+    } else {
+        ""
+    };
+    format!("{head}{cut}{tail}")
+}
