@@ -11,6 +11,10 @@ use toolcell_guest::{Tool, ToolError, run};
 const DEFAULT_MAX_DEPTH: usize = 3;
 /// Entries returned at most; a model gains nothing from thousands of names.
 const MAX_ENTRIES: usize = 500;
+/// Benchmark-only: an environment variable (granted in toolcell.toml with
+/// `[tools.list_directory] env = [...]`) raising the cap to compare a full
+/// walk with `find`.
+const MAX_ENTRIES_ENV: &str = "TOOLCELL_LIST_MAX_ENTRIES";
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -46,6 +50,7 @@ struct Listing {
 
 /// Which entries a listing shows.
 struct Filter {
+    max_entries: usize,
     include_hidden: bool,
     extensions: Option<Vec<String>>,
 }
@@ -83,6 +88,10 @@ fn list(args: Args) -> Result<Listing, ToolError> {
     } else {
         1
     };
+    let max_entries = std::env::var(MAX_ENTRIES_ENV)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(MAX_ENTRIES);
     let mut listing = Listing {
         path: root.as_str().to_string(),
         entries: Vec::new(),
@@ -90,6 +99,7 @@ fn list(args: Args) -> Result<Listing, ToolError> {
         hidden_skipped: 0,
     };
     let filter = Filter {
+        max_entries,
         include_hidden: args.include_hidden,
         extensions: args.extensions.map(|list| {
             list.iter()
@@ -130,7 +140,7 @@ fn walk(
     }
     children.sort_by(|a, b| a.0.cmp(&b.0));
     for (name, meta) in children {
-        if out.entries.len() >= MAX_ENTRIES {
+        if out.entries.len() >= filter.max_entries {
             out.truncated = true;
             return Ok(());
         }
