@@ -61,6 +61,16 @@ fn main() {
         &["."],
     );
     let read = r#"{"path": "one_mb.txt", "start_line": 1, "end_line": 1000000}"#;
+    // The same work as list_directory: a stat of every entry for its type,
+    // size and modified time.
+    compare(
+        &root,
+        &cache,
+        "list_directory recursive (vs find -printf: stats too)",
+        &["tools", "call", "list_directory", "--args", list],
+        "find",
+        &[".", "-printf", "%y %s %T@ %p\n"],
+    );
     compare(
         &root,
         &cache,
