@@ -156,90 +156,11 @@ impl Dispatcher {
     /// Calls tool `name` with `args`, asking `approver` when the policy says `ask`.
     pub async fn call(&self, name: &str, args: &Value, approver: &dyn Approver) -> CallOutcome {
         let started = Instant::now();
-        let Some(entry) = self.registry.get(name) else {
-            let available = self
-                .registry
-                .names()
-                .into_iter()
-                .map(String::from)
-                .collect();
-            return CallOutcome::refused(
-                CallError::UnknownTool {
-                    name: name.to_string(),
-                    available,
-                },
-                started,
-            );
+        let (prepared, grant) = match self.admit(name, args, approver) {
+            Ok(admitted) => admitted,
+            Err(error) => return CallOutcome::refused(error, started),
         };
-        let grant = match ToolGrant::resolve(&entry.manifest, &self.config) {
-            Ok(grant) => grant,
-            Err(e) => {
-                return CallOutcome::refused(
-                    CallError::Unavailable {
-                        tool: name.into(),
-                        message: format!("{e:#}"),
-                    },
-                    started,
-                );
-            }
-        };
-        if !grant.enabled {
-            return CallOutcome::refused(CallError::Disabled { name: name.into() }, started);
-        }
-        let problems = schema_problems(entry, args);
-        if !problems.is_empty() {
-            return CallOutcome::refused(
-                CallError::InvalidArgs {
-                    tool: name.into(),
-                    problems,
-                },
-                started,
-            );
-        }
-        match grant.approval {
-            ApprovalMode::Auto => {}
-            ApprovalMode::Deny => {
-                let reason =
-                    "the workspace config denies this tool (approval = \"deny\")".to_string();
-                return CallOutcome::refused(
-                    CallError::Denied {
-                        tool: name.into(),
-                        reason,
-                    },
-                    started,
-                );
-            }
-            ApprovalMode::Ask => {
-                let request = ApprovalRequest {
-                    tool: name,
-                    args,
-                    mutates: entry.manifest.mutates,
-                };
-                if let Decision::Declined(reason) = approver.decide(&request) {
-                    return CallOutcome::refused(
-                        CallError::Denied {
-                            tool: name.into(),
-                            reason,
-                        },
-                        started,
-                    );
-                }
-            }
-        }
-        let prepared = match self.prepared(entry) {
-            Ok(prepared) => prepared,
-            Err(e) => {
-                return CallOutcome::refused(
-                    CallError::Unavailable {
-                        tool: name.into(),
-                        message: format!("{e:#}"),
-                    },
-                    started,
-                );
-            }
-        };
-        let args_text = args.to_string();
-        let run = self.sandbox.run(&prepared, &grant, &args_text).await;
+        let run = self.sandbox.run(&prepared, &grant, &args.to_string()).await;
         CallOutcome {
             result: run.result.map_err(|error| CallError::Run {
                 tool: name.into(),
@@ -249,6 +170,70 @@ impl Dispatcher {
             stderr: run.stderr,
             duration: started.elapsed(),
         }
+    }
+
+    /// Everything before the sandbox: find the tool, resolve its grant,
+    /// check it is enabled, validate the arguments, apply the approval
+    /// policy, and have the component ready.
+    fn admit(
+        &self,
+        name: &str,
+        args: &Value,
+        approver: &dyn Approver,
+    ) -> Result<(PreparedTool, ToolGrant), CallError> {
+        let unavailable = |e: anyhow::Error| CallError::Unavailable {
+            tool: name.into(),
+            message: format!("{e:#}"),
+        };
+        let Some(entry) = self.registry.get(name) else {
+            let available = self
+                .registry
+                .names()
+                .into_iter()
+                .map(String::from)
+                .collect();
+            return Err(CallError::UnknownTool {
+                name: name.to_string(),
+                available,
+            });
+        };
+        let grant = ToolGrant::resolve(&entry.manifest, &self.config).map_err(unavailable)?;
+        if !grant.enabled {
+            return Err(CallError::Disabled { name: name.into() });
+        }
+        let problems = schema_problems(entry, args);
+        if !problems.is_empty() {
+            return Err(CallError::InvalidArgs {
+                tool: name.into(),
+                problems,
+            });
+        }
+        match grant.approval {
+            ApprovalMode::Auto => {}
+            ApprovalMode::Deny => {
+                let reason =
+                    "the workspace config denies this tool (approval = \"deny\")".to_string();
+                return Err(CallError::Denied {
+                    tool: name.into(),
+                    reason,
+                });
+            }
+            ApprovalMode::Ask => {
+                let request = ApprovalRequest {
+                    tool: name,
+                    args,
+                    mutates: entry.manifest.mutates,
+                };
+                if let Decision::Declined(reason) = approver.decide(&request) {
+                    return Err(CallError::Denied {
+                        tool: name.into(),
+                        reason,
+                    });
+                }
+            }
+        }
+        let prepared = self.prepared(entry).map_err(unavailable)?;
+        Ok((prepared, grant))
     }
 }
 

@@ -1,10 +1,10 @@
 //! `create_directory`: make a folder in the workspace.
 
 use serde::{Deserialize, Serialize};
+use toolcell_guest::ToolError;
 use toolcell_guest::error::io_error;
 use toolcell_guest::files::refuse_state_dir;
 use toolcell_guest::path::WorkspacePath;
-use toolcell_guest::{Tool, ToolError, run};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -21,15 +21,7 @@ struct Created {
     created: bool,
 }
 
-struct CreateDirectory;
-
-impl Tool for CreateDirectory {
-    fn call(args: String) -> Result<String, ToolError> {
-        run(&args, create)
-    }
-}
-
-toolcell_guest::export_tool!(CreateDirectory);
+toolcell_guest::tool!(create);
 
 fn create(args: Args) -> Result<Created, ToolError> {
     let path = WorkspacePath::parse(&args.path)?;

@@ -4,10 +4,10 @@
 //! unique name, and the result says where, so it can be restored.
 
 use serde::{Deserialize, Serialize};
+use toolcell_guest::ToolError;
 use toolcell_guest::error::io_error;
-use toolcell_guest::files::{move_to_trash, refuse_state_dir};
+use toolcell_guest::files::{entry_kind, move_to_trash, refuse_state_dir};
 use toolcell_guest::path::WorkspacePath;
-use toolcell_guest::{Tool, ToolError, run};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -26,15 +26,7 @@ struct Deleted {
     trashed_to: String,
 }
 
-struct DeletePath;
-
-impl Tool for DeletePath {
-    fn call(args: String) -> Result<String, ToolError> {
-        run(&args, delete)
-    }
-}
-
-toolcell_guest::export_tool!(DeletePath);
+toolcell_guest::tool!(delete);
 
 fn delete(args: Args) -> Result<Deleted, ToolError> {
     let path = WorkspacePath::parse(&args.path)?;
@@ -46,7 +38,8 @@ fn delete(args: Args) -> Result<Deleted, ToolError> {
     }
     refuse_state_dir(&path)?;
     let meta = std::fs::symlink_metadata(path.as_path()).map_err(|e| io_error(shown, &e))?;
-    let kind = if meta.is_dir() {
+    let kind = entry_kind(&meta);
+    if kind == "directory" {
         let entries = std::fs::read_dir(path.as_path())
             .map_err(|e| io_error(shown, &e))?
             .count();
@@ -55,12 +48,7 @@ fn delete(args: Args) -> Result<Deleted, ToolError> {
                 "`{shown}` is a folder with {entries} entries: pass recursive: true to delete it with its contents"
             )));
         }
-        "directory"
-    } else if meta.is_symlink() {
-        "symlink"
-    } else {
-        "file"
-    };
+    }
     let target = move_to_trash(&path).map_err(|e| match e {
         // A named root is a preopen: renaming it fails, which means "a root".
         ToolError::Failed(m) | ToolError::Denied(m) if !shown.contains('/') && is_busy(&m) => {

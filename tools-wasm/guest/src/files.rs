@@ -22,6 +22,17 @@ pub const STATE_DIR: &str = ".toolcell";
 /// Attempts at finding an unused temporary or trash name before giving up.
 const NAME_ATTEMPTS: u32 = 16;
 
+/// What an entry is, as results name it; symlinks are never followed.
+pub fn entry_kind(meta: &std::fs::Metadata) -> &'static str {
+    if meta.is_symlink() {
+        "symlink"
+    } else if meta.is_dir() {
+        "directory"
+    } else {
+        "file"
+    }
+}
+
 /// Lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)

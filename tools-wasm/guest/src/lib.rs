@@ -34,6 +34,26 @@ pub use bindings::exports::toolcell::tool::tool::{Error as ToolError, Guest as T
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+/// Exports `body` as the tool's `call`: the one line a tool crate needs.
+///
+/// ```ignore
+/// toolcell_guest::tool!(read);   // fn read(args: Args) -> Result<Out, ToolError>
+/// ```
+#[macro_export]
+macro_rules! tool {
+    ($body:path) => {
+        struct ToolcellTool;
+
+        impl $crate::Tool for ToolcellTool {
+            fn call(args: String) -> Result<String, $crate::ToolError> {
+                $crate::run(&args, $body)
+            }
+        }
+
+        $crate::export_tool!(ToolcellTool);
+    };
+}
+
 /// Runs one tool call: `args` (JSON text) is parsed into `A`, handed to
 /// `body`, and the returned value is serialised back to JSON text.
 ///

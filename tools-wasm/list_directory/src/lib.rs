@@ -2,9 +2,10 @@
 
 use serde::{Deserialize, Serialize};
 use std::time::UNIX_EPOCH;
+use toolcell_guest::ToolError;
 use toolcell_guest::error::io_error;
+use toolcell_guest::files::entry_kind;
 use toolcell_guest::path::WorkspacePath;
-use toolcell_guest::{Tool, ToolError, run};
 
 /// Depth of a recursive listing when none is given: shows a project's shape
 /// without walking every dependency folder.
@@ -71,15 +72,7 @@ impl Filter {
     }
 }
 
-struct ListDirectory;
-
-impl Tool for ListDirectory {
-    fn call(args: String) -> Result<String, ToolError> {
-        run(&args, list)
-    }
-}
-
-toolcell_guest::export_tool!(ListDirectory);
+toolcell_guest::tool!(list);
 
 fn list(args: Args) -> Result<Listing, ToolError> {
     let root = WorkspacePath::parse(&args.path)?;
@@ -146,13 +139,7 @@ fn walk(
             out.truncated = true;
             return Ok(());
         }
-        let kind = if meta.is_symlink() {
-            "symlink"
-        } else if meta.is_dir() {
-            "directory"
-        } else {
-            "file"
-        };
+        let kind = entry_kind(&meta);
         let shown = if prefix.is_empty() {
             name.clone()
         } else {

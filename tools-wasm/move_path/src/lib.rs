@@ -1,10 +1,10 @@
 //! `move_path`: move or rename a file or folder inside the workspace.
 
 use serde::{Deserialize, Serialize};
+use toolcell_guest::ToolError;
 use toolcell_guest::error::io_error;
-use toolcell_guest::files::refuse_state_dir;
+use toolcell_guest::files::{entry_kind, refuse_state_dir};
 use toolcell_guest::path::WorkspacePath;
-use toolcell_guest::{Tool, ToolError, run};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -21,15 +21,7 @@ struct Moved {
     kind: &'static str,
 }
 
-struct MovePath;
-
-impl Tool for MovePath {
-    fn call(args: String) -> Result<String, ToolError> {
-        run(&args, move_path)
-    }
-}
-
-toolcell_guest::export_tool!(MovePath);
+toolcell_guest::tool!(move_path);
 
 fn move_path(args: Args) -> Result<Moved, ToolError> {
     let from = WorkspacePath::parse(&args.from)?;
@@ -73,13 +65,7 @@ fn move_path(args: Args) -> Result<Moved, ToolError> {
         }
         Err(e) => return Err(io_error(parent.as_str(), &e)),
     }
-    let kind = if meta.is_dir() {
-        "directory"
-    } else if meta.is_symlink() {
-        "symlink"
-    } else {
-        "file"
-    };
+    let kind = entry_kind(&meta);
     let moved = if kind == "file" {
         // A hard link cannot replace an existing name, so the check above
         // cannot be raced into an overwrite; then the old name goes.

@@ -2,9 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 use std::io::Read;
+use toolcell_guest::ToolError;
 use toolcell_guest::error::io_error;
 use toolcell_guest::path::WorkspacePath;
-use toolcell_guest::{Tool, ToolError, run};
 
 /// Lines returned when no range is given: enough for most source files,
 /// small enough to leave room in a local model's context.
@@ -34,15 +34,7 @@ struct FileText {
     truncated: bool,
 }
 
-struct ReadFile;
-
-impl Tool for ReadFile {
-    fn call(args: String) -> Result<String, ToolError> {
-        run(&args, read)
-    }
-}
-
-toolcell_guest::export_tool!(ReadFile);
+toolcell_guest::tool!(read);
 
 fn read(args: Args) -> Result<FileText, ToolError> {
     let path = WorkspacePath::parse(&args.path)?;

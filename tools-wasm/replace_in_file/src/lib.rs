@@ -8,10 +8,10 @@
 
 use serde::{Deserialize, Serialize};
 use std::io::Read;
+use toolcell_guest::ToolError;
 use toolcell_guest::error::io_error;
 use toolcell_guest::files::{decode_text, refuse_state_dir, sha256_hex, write_atomic};
 use toolcell_guest::path::WorkspacePath;
-use toolcell_guest::{Tool, ToolError, run};
 
 /// Files edited in place at most this large, like `write_file`'s content.
 const MAX_FILE_BYTES: u64 = 5 * 1024 * 1024;
@@ -40,15 +40,7 @@ struct Replaced {
     sha256: String,
 }
 
-struct ReplaceInFile;
-
-impl Tool for ReplaceInFile {
-    fn call(args: String) -> Result<String, ToolError> {
-        run(&args, replace)
-    }
-}
-
-toolcell_guest::export_tool!(ReplaceInFile);
+toolcell_guest::tool!(replace);
 
 fn replace(args: Args) -> Result<Replaced, ToolError> {
     let path = WorkspacePath::parse(&args.path)?;

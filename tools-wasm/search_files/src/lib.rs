@@ -17,9 +17,9 @@ use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use toolcell_guest::ToolError;
 use toolcell_guest::error::io_error;
 use toolcell_guest::path::WorkspacePath;
-use toolcell_guest::{Tool, ToolError, run};
 
 /// Folders of generated or vendored files: searching them drowns real
 /// matches and costs most of the time.
@@ -100,15 +100,7 @@ struct Found {
     truncated: bool,
 }
 
-struct SearchFiles;
-
-impl Tool for SearchFiles {
-    fn call(args: String) -> Result<String, ToolError> {
-        run(&args, search)
-    }
-}
-
-toolcell_guest::export_tool!(SearchFiles);
+toolcell_guest::tool!(search);
 
 /// How file contents are matched.
 enum ContentMatcher {

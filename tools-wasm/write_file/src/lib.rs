@@ -1,10 +1,10 @@
 //! `write_file`: create or overwrite a UTF-8 text file, atomically.
 
 use serde::{Deserialize, Serialize};
+use toolcell_guest::ToolError;
 use toolcell_guest::error::io_error;
 use toolcell_guest::files::{refuse_state_dir, sha256_hex, write_atomic};
 use toolcell_guest::path::WorkspacePath;
-use toolcell_guest::{Tool, ToolError, run};
 
 /// Largest content accepted: bigger files are not written by a model in one
 /// go, and the whole content travels through the model's context.
@@ -27,15 +27,7 @@ struct Written {
     sha256: String,
 }
 
-struct WriteFile;
-
-impl Tool for WriteFile {
-    fn call(args: String) -> Result<String, ToolError> {
-        run(&args, write)
-    }
-}
-
-toolcell_guest::export_tool!(WriteFile);
+toolcell_guest::tool!(write);
 
 fn write(args: Args) -> Result<Written, ToolError> {
     let path = WorkspacePath::parse(&args.path)?;
