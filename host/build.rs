@@ -60,7 +60,10 @@ fn main() {
     // SIMD lets LLVM vectorise the byte loops tools are full of (line
     // counting, case folding, substring search in `memchr`); wasmtime
     // supports it on every host it runs on.
-    build.env("CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS", "-Ctarget-feature=+simd128");
+    build.env(
+        "CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS",
+        "-Ctarget-feature=+simd128",
+    );
     let status = build
         .status()
         .expect("running cargo to build the built-in tools");

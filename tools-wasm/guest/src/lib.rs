@@ -10,9 +10,12 @@
 //! - [`path`]: workspace-relative paths, checked before any file is touched;
 //! - [`error`]: constructors for the contract's error variant and the mapping
 //!   of I/O errors onto it;
+//! - [`descriptors`]: fast whole-file reads straight through
+//!   `wasi:filesystem`, for tools that read many files;
 //! - [`files`]: atomic writes, text decoding (binary refused), hashes and the
 //!   workspace trash, shared by the tools that change files.
 
+pub mod descriptors;
 pub mod error;
 pub mod files;
 pub mod path;

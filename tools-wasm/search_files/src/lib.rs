@@ -14,10 +14,10 @@ use memchr::memmem::Finder;
 use regex::bytes::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use toolcell_guest::ToolError;
+use toolcell_guest::descriptors::{Read, Roots};
 use toolcell_guest::error::io_error;
 use toolcell_guest::path::WorkspacePath;
 
@@ -239,6 +239,7 @@ fn search(args: Args) -> Result<Found, ToolError> {
             !generated
         })
         .build();
+    let roots = Roots::new();
     let mut buffer = Vec::new();
     let mut folded = Vec::new();
     for entry in walker {
@@ -296,7 +297,7 @@ fn search(args: Args) -> Result<Found, ToolError> {
         }
         if let Some(matcher) = &content {
             search_content(
-                entry.path(),
+                &roots,
                 &relative,
                 matcher,
                 &mut buffer,
@@ -312,7 +313,7 @@ fn search(args: Args) -> Result<Found, ToolError> {
 
 /// Searches one file's lines, recording matches or why it was skipped.
 fn search_content(
-    path: &std::path::Path,
+    roots: &Roots,
     relative: &str,
     matcher: &ContentMatcher,
     buffer: &mut Vec<u8>,
@@ -323,16 +324,10 @@ fn search_content(
     let skip = |found: &mut Found, reason: &'static str| {
         *found.files_skipped.entry(reason).or_default() += 1
     };
-    let Ok(mut file) = std::fs::File::open(path) else {
-        return skip(found, "unreadable");
-    };
-    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-    if size > MAX_FILE_BYTES {
-        return skip(found, "too_large");
-    }
-    buffer.clear();
-    if (&mut file).take(size).read_to_end(buffer).is_err() {
-        return skip(found, "unreadable");
+    match roots.read(relative, MAX_FILE_BYTES, buffer) {
+        Ok(Read::Complete) => {}
+        Ok(Read::TooLarge) => return skip(found, "too_large"),
+        Err(_) => return skip(found, "unreadable"),
     }
     if buffer[..buffer.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
         return skip(found, "binary");

@@ -1,0 +1,95 @@
+//! Whole-file reads straight through `wasi:filesystem` descriptors.
+//!
+//! `std::fs` goes through wasi-libc, which costs extra host calls per file:
+//! it looks up its preopen table, asks the type of every descriptor it opens,
+//! and `metadata()` is one more call. A tool that reads thousands of files
+//! (search) pays that thousands of times. [`Roots`] opens a file beneath its
+//! preopened root and reads it with one `read` call that also reports the
+//! end of the file: open, read, close.
+
+use wasi::filesystem::preopens::get_directories;
+use wasi::filesystem::types::{Descriptor, DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
+
+/// Bytes asked for per `read` call: the host hands back at most this much
+/// at once, so larger files take several calls.
+const READ_CHUNK: u64 = 64 * 1024;
+
+/// The preopened roots, for opening files beneath them.
+pub struct Roots {
+    dirs: Vec<(Descriptor, String)>,
+}
+
+/// What [`Roots::read`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Read {
+    /// The whole file is in the buffer.
+    Complete,
+    /// The file is larger than the limit; the buffer holds its start.
+    TooLarge,
+}
+
+impl Roots {
+    pub fn new() -> Self {
+        Self {
+            dirs: get_directories(),
+        }
+    }
+
+    /// The root a workspace-relative path lies in, and the path inside it:
+    /// the longest root name that prefixes the path, else `.`.
+    fn resolve<'p>(&self, path: &'p str) -> Option<(&Descriptor, &'p str)> {
+        let path = path.trim_start_matches("./");
+        let mut best: Option<(&Descriptor, &'p str, usize)> = None;
+        for (dir, name) in &self.dirs {
+            let name = name.trim_start_matches("./").trim_end_matches('/');
+            let rest = if name == "." || name.is_empty() {
+                Some(path)
+            } else if path == name {
+                Some(".")
+            } else {
+                path.strip_prefix(name).and_then(|r| r.strip_prefix('/'))
+            };
+            let weight = if name == "." { 0 } else { name.len() };
+            if let Some(rest) = rest
+                && best.is_none_or(|(_, _, w)| weight > w)
+            {
+                best = Some((dir, rest, weight));
+            }
+        }
+        best.map(|(dir, rest, _)| (dir, rest))
+    }
+
+    /// Reads the file at workspace-relative `path` into `buffer` (cleared
+    /// first), up to `limit` bytes.
+    pub fn read(&self, path: &str, limit: u64, buffer: &mut Vec<u8>) -> Result<Read, ErrorCode> {
+        buffer.clear();
+        let (dir, inside) = self.resolve(path).ok_or(ErrorCode::NoEntry)?;
+        let file = dir.open_at(
+            PathFlags::empty(),
+            inside,
+            OpenFlags::empty(),
+            DescriptorFlags::READ,
+        )?;
+        let mut offset = 0u64;
+        loop {
+            let asked = READ_CHUNK.min(limit + 1 - offset);
+            let (chunk, end) = file.read(asked, offset)?;
+            offset += chunk.len() as u64;
+            buffer.extend_from_slice(&chunk);
+            if offset > limit {
+                return Ok(Read::TooLarge);
+            }
+            // A short read of a regular file is its end: no extra call to
+            // learn what this one already told.
+            if end || (chunk.len() as u64) < asked {
+                return Ok(Read::Complete);
+            }
+        }
+    }
+}
+
+impl Default for Roots {
+    fn default() -> Self {
+        Self::new()
+    }
+}
