@@ -403,6 +403,25 @@ fn read_file_ranges_and_truncation() {
     );
     assert_eq!(code, 3);
     assert_eq!(envelope["error"]["kind"], "invalid-args");
+    // Over 1 MiB a whole read is refused; a range works.
+    let big: String = (0..40_000)
+        .map(|n| format!("a long enough line number {n}\n"))
+        .collect();
+    ws.write("big.txt", &big);
+    let (code, envelope) = ws.call("read_file", json!({"path": "big.txt"}));
+    assert_eq!(code, 3);
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("over the 1048576-byte limit for a whole read: give start_line and end_line"),
+        "{envelope}"
+    );
+    let r = read(json!({"path": "big.txt", "start_line": 29_999, "end_line": 30_000}));
+    assert_eq!(
+        r["content"],
+        "a long enough line number 29998\na long enough line number 29999\n"
+    );
     let (code, envelope) = ws.call("read_file", json!({"path": "."}));
     assert_eq!(code, 3);
     assert!(

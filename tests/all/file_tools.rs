@@ -99,6 +99,35 @@ fn writes_stay_inside_the_workspace() {
         let (kind, _) = refused(&ws, "write_file", json!({"path": path, "content": "x"}));
         assert_eq!(kind, "denied", "{path}");
     }
+    std::fs::write(ws.outer.join("outside.txt"), "outside\n").unwrap();
+    for (tool, args) in [
+        (
+            "replace_in_file",
+            json!({"path": "../outside.txt", "old_text": "outside", "new_text": "changed"}),
+        ),
+        ("delete_path", json!({"path": "../outside.txt"})),
+        (
+            "move_path",
+            json!({"from": "../outside.txt", "to": "stolen.txt"}),
+        ),
+        (
+            "replace_in_file",
+            json!({"path": "outer_dir/outside.txt", "old_text": "outside", "new_text": "changed"}),
+        ),
+        ("delete_path", json!({"path": "outer_dir/outside.txt"})),
+        (
+            "move_path",
+            json!({"from": "outer_dir/outside.txt", "to": "stolen.txt"}),
+        ),
+    ] {
+        let (kind, message) = refused(&ws, tool, args);
+        assert_eq!(kind, "denied", "{tool}: {message}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.outer.join("outside.txt")).unwrap(),
+        "outside\n"
+    );
+    assert!(!ws.root.join("stolen.txt").exists());
     let absolute = ws.outer.join("escaped.txt");
     refused(&ws, "write_file", json!({"path": absolute, "content": "x"}));
     refused(&ws, "create_directory", json!({"path": "outer_dir/made"}));
