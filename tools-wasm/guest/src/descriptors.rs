@@ -8,15 +8,21 @@
 //! end of the file: open, read, close.
 
 use wasi::filesystem::preopens::get_directories;
-use wasi::filesystem::types::{Descriptor, DescriptorFlags, ErrorCode, OpenFlags, PathFlags};
+use wasi::filesystem::types::{
+    Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags,
+};
 
 /// Bytes asked for per `read` call: the host hands back at most this much
 /// at once, so larger files take several calls.
 const READ_CHUNK: u64 = 64 * 1024;
 
 /// The preopened roots, for opening files beneath them.
+///
+/// Errors are WASI's [`ErrorCode`]s; [`crate::error::wasi_error`] turns them
+/// into the contract's errors.
 pub struct Roots {
     dirs: Vec<(Descriptor, String)>,
+    follow: PathFlags,
 }
 
 /// What [`Roots::read`] found.
@@ -29,10 +35,28 @@ pub enum Read {
 }
 
 impl Roots {
+    /// Roots whose reads do not follow a symlink as the last component
+    /// (a walk that skips symlinks).
     pub fn new() -> Self {
         Self {
             dirs: get_directories(),
+            follow: PathFlags::empty(),
         }
+    }
+
+    /// Roots whose reads follow symlinks (that stay inside the root: WASI
+    /// refuses one that leads out), as opening a named file should.
+    pub fn following_symlinks() -> Self {
+        Self {
+            dirs: get_directories(),
+            follow: PathFlags::SYMLINK_FOLLOW,
+        }
+    }
+
+    /// The size of the file at `path`.
+    pub fn size(&self, path: &str) -> Result<u64, ErrorCode> {
+        let (dir, inside) = self.resolve(path).ok_or(ErrorCode::NoEntry)?;
+        Ok(dir.stat_at(self.follow, inside)?.size)
     }
 
     /// The root a workspace-relative path lies in, and the path inside it:
@@ -65,7 +89,7 @@ impl Roots {
         buffer.clear();
         let (dir, inside) = self.resolve(path).ok_or(ErrorCode::NoEntry)?;
         let file = dir.open_at(
-            PathFlags::empty(),
+            self.follow,
             inside,
             OpenFlags::empty(),
             DescriptorFlags::READ,
@@ -73,7 +97,13 @@ impl Roots {
         let mut offset = 0u64;
         loop {
             let asked = READ_CHUNK.min(limit + 1 - offset);
-            let (chunk, end) = file.read(asked, offset)?;
+            let (chunk, end) = file.read(asked, offset).map_err(|code| {
+                // Reading an opened directory fails as a bad descriptor.
+                match file.get_type() {
+                    Ok(DescriptorType::Directory) => ErrorCode::IsDirectory,
+                    _ => code,
+                }
+            })?;
             offset += chunk.len() as u64;
             buffer.extend_from_slice(&chunk);
             if offset > limit {

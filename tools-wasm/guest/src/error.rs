@@ -2,6 +2,7 @@
 
 use crate::ToolError;
 use std::io;
+use wasi::filesystem::types::ErrorCode;
 
 /// Maps an I/O error on `path` (workspace-relative, as the model wrote it)
 /// onto the contract's error variant.
@@ -26,4 +27,21 @@ pub fn io_error(path: &str, err: &io::Error) -> ToolError {
         }
         _ => ToolError::Failed(format!("`{path}`: {err}")),
     }
+}
+
+/// Maps a `wasi:filesystem` error on `path` onto the contract's error variant,
+/// with the same wording as [`io_error`].
+pub fn wasi_error(path: &str, code: ErrorCode) -> ToolError {
+    let kind = match code {
+        ErrorCode::NoEntry => io::ErrorKind::NotFound,
+        ErrorCode::NotPermitted | ErrorCode::Access | ErrorCode::Loop => {
+            io::ErrorKind::PermissionDenied
+        }
+        ErrorCode::ReadOnly => io::ErrorKind::ReadOnlyFilesystem,
+        ErrorCode::Exist => io::ErrorKind::AlreadyExists,
+        ErrorCode::IsDirectory => io::ErrorKind::IsADirectory,
+        ErrorCode::NotDirectory => io::ErrorKind::NotADirectory,
+        other => return ToolError::Failed(format!("`{path}`: {}", other.message())),
+    };
+    io_error(path, &io::Error::from(kind))
 }

@@ -1,10 +1,11 @@
 //! `read_file`: a UTF-8 text file of the workspace, whole or by line range.
 
 use serde::{Deserialize, Serialize};
-use std::io::Read;
 use toolcell_guest::ToolError;
-use toolcell_guest::error::io_error;
+use toolcell_guest::descriptors::{Read, Roots};
+use toolcell_guest::error::wasi_error;
 use toolcell_guest::path::WorkspacePath;
+use wasi::filesystem::types::ErrorCode;
 
 /// Lines returned when no range is given: enough for most source files,
 /// small enough to leave room in a local model's context.
@@ -39,35 +40,38 @@ toolcell_guest::tool!(read);
 fn read(args: Args) -> Result<FileText, ToolError> {
     let path = WorkspacePath::parse(&args.path)?;
     let shown = path.as_str();
-    // One open, then everything through the handle: each WASI call costs
-    // microseconds, a path lookup more than a handle operation.
-    let mut file = std::fs::File::open(path.as_path()).map_err(|e| io_error(shown, &e))?;
-    let meta = file.metadata().map_err(|e| io_error(shown, &e))?;
-    if meta.is_dir() {
-        return Err(ToolError::InvalidArgs(format!(
-            "`{shown}` is a directory: use list_directory to see what it holds"
-        )));
-    }
-    let size = meta.len();
     let ranged = args.start_line.is_some() || args.end_line.is_some();
-    if size > MAX_WHOLE_FILE_BYTES && !ranged {
-        return Err(ToolError::Denied(format!(
-            "`{shown}` is {size} bytes, over the {MAX_WHOLE_FILE_BYTES}-byte limit for a whole \
-             read: give start_line and end_line"
-        )));
+    let limit = if ranged {
+        MAX_READ_BYTES
+    } else {
+        MAX_WHOLE_FILE_BYTES
+    };
+    // Open, read, close straight through wasi:filesystem: the fewest host
+    // calls (see `toolcell_guest::descriptors`).
+    let roots = Roots::following_symlinks();
+    let mut bytes = Vec::new();
+    let outcome = roots
+        .read(shown, limit, &mut bytes)
+        .map_err(|code| match code {
+            ErrorCode::IsDirectory => ToolError::InvalidArgs(format!(
+                "`{shown}` is a directory: use list_directory to see what it holds"
+            )),
+            code => wasi_error(shown, code),
+        })?;
+    if outcome == Read::TooLarge {
+        let size = roots.size(shown).unwrap_or(bytes.len() as u64);
+        return Err(if ranged {
+            ToolError::Denied(format!(
+                "`{shown}` is {size} bytes, over the {MAX_READ_BYTES}-byte limit for any read"
+            ))
+        } else {
+            ToolError::Denied(format!(
+                "`{shown}` is {size} bytes, over the {MAX_WHOLE_FILE_BYTES}-byte limit for a whole \
+                 read: give start_line and end_line"
+            ))
+        });
     }
-    if size > MAX_READ_BYTES {
-        return Err(ToolError::Denied(format!(
-            "`{shown}` is {size} bytes, over the {MAX_READ_BYTES}-byte limit for any read"
-        )));
-    }
-    // `take(size)` ends the read at the size just measured, without the
-    // extra read `read_to_end` makes to find the end.
-    let mut bytes = Vec::with_capacity(size as usize);
-    (&mut file)
-        .take(size)
-        .read_to_end(&mut bytes)
-        .map_err(|e| io_error(shown, &e))?;
+    let size = bytes.len() as u64;
     if bytes.contains(&0) {
         return Err(binary(shown, size));
     }
