@@ -12,8 +12,11 @@ use wasi::filesystem::types::{
     Descriptor, DescriptorFlags, DescriptorType, ErrorCode, OpenFlags, PathFlags,
 };
 
-/// Bytes asked for per `read` call: the host hands back at most this much
-/// at once, so larger files take several calls.
+/// Bytes asked for by the first `read` call: most source and text files fit,
+/// and the host zero-fills a buffer of the size asked, so asking far more
+/// than a file holds costs time.
+const FIRST_READ: u64 = 16 * 1024;
+/// Bytes asked for by later calls: the most the host hands back at once.
 const READ_CHUNK: u64 = 64 * 1024;
 
 /// The preopened roots, for opening files beneath them.
@@ -96,7 +99,8 @@ impl Roots {
         )?;
         let mut offset = 0u64;
         loop {
-            let asked = READ_CHUNK.min(limit + 1 - offset);
+            let chunk_size = if offset == 0 { FIRST_READ } else { READ_CHUNK };
+            let asked = chunk_size.min(limit + 1 - offset);
             let (chunk, end) = file.read(asked, offset).map_err(|code| {
                 // Reading an opened directory fails as a bad descriptor.
                 match file.get_type() {

@@ -41,6 +41,12 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .collect()
 }
 
+/// Whether `bytes` holds a NUL byte, the mark of binary content (as grep
+/// decides). `memchr` is vectorised in wasm; `<[u8]>::contains` is not.
+pub fn has_nul(bytes: &[u8]) -> bool {
+    memchr::memchr(0, bytes).is_some()
+}
+
 /// `bytes` as UTF-8 text; binary content (a NUL byte, or not UTF-8) is
 /// refused with its size, so the model knows what it met.
 pub fn decode_text(shown: &str, bytes: Vec<u8>) -> Result<String, ToolError> {
@@ -50,7 +56,7 @@ pub fn decode_text(shown: &str, bytes: Vec<u8>) -> Result<String, ToolError> {
             "`{shown}` is not UTF-8 text ({size} bytes, binary content): only text files can be read or edited"
         ))
     };
-    if bytes.contains(&0) {
+    if has_nul(&bytes) {
         return Err(binary());
     }
     String::from_utf8(bytes).map_err(|_| binary())

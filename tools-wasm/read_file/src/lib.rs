@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use toolcell_guest::ToolError;
 use toolcell_guest::descriptors::{Read, Roots};
 use toolcell_guest::error::wasi_error;
+use toolcell_guest::files::has_nul;
 use toolcell_guest::path::WorkspacePath;
 use wasi::filesystem::types::ErrorCode;
 
@@ -72,7 +73,7 @@ fn read(args: Args) -> Result<FileText, ToolError> {
         });
     }
     let size = bytes.len() as u64;
-    if bytes.contains(&0) {
+    if has_nul(&bytes) {
         return Err(binary(shown, size));
     }
     let text = String::from_utf8(bytes).map_err(|_| binary(shown, size))?;

@@ -19,6 +19,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use toolcell_guest::ToolError;
 use toolcell_guest::descriptors::{Read, Roots};
 use toolcell_guest::error::io_error;
+use toolcell_guest::files::has_nul;
 use toolcell_guest::path::WorkspacePath;
 
 /// Folders of generated or vendored files: searching them drowns real
@@ -329,7 +330,7 @@ fn search_content(
         Ok(Read::TooLarge) => return skip(found, "too_large"),
         Err(_) => return skip(found, "unreadable"),
     }
-    if buffer[..buffer.len().min(BINARY_SNIFF_BYTES)].contains(&0) {
+    if has_nul(&buffer[..buffer.len().min(BINARY_SNIFF_BYTES)]) {
         return skip(found, "binary");
     }
     let mut in_file = 0;
