@@ -10,7 +10,8 @@
 //!   nothing.
 //! - Limits: the manifest's, overridden by the config's.
 //! - Approval: the manifest's default (`ask` for mutating tools), overridden
-//!   by the config's `approval`; `tools show` says which one decided.
+//!   by the config's `approval`, except that a manifest's `always` cannot be
+//!   turned into `auto`; `tools show` says which one decided.
 
 use crate::approval::ApprovalMode;
 use crate::config::{ApprovalSetting, RootAccess, WorkspaceConfig};
@@ -89,11 +90,17 @@ impl ToolGrant {
         };
 
         let (approval, approval_source) = match settings.approval {
+            // `always` in the manifest: `auto` in the config cannot loosen it.
+            Some(ApprovalSetting::Auto) if manifest.approval == ManifestApproval::Always => {
+                (ApprovalMode::Ask, ApprovalSource::Manifest)
+            }
             Some(ApprovalSetting::Ask) => (ApprovalMode::Ask, ApprovalSource::Config),
             Some(ApprovalSetting::Auto) => (ApprovalMode::Auto, ApprovalSource::Config),
             Some(ApprovalSetting::Deny) => (ApprovalMode::Deny, ApprovalSource::Config),
             None => match manifest.approval {
-                ManifestApproval::Ask => (ApprovalMode::Ask, ApprovalSource::Manifest),
+                ManifestApproval::Ask | ManifestApproval::Always => {
+                    (ApprovalMode::Ask, ApprovalSource::Manifest)
+                }
                 ManifestApproval::Auto => (ApprovalMode::Auto, ApprovalSource::Manifest),
             },
         };

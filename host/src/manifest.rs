@@ -49,6 +49,9 @@ pub enum ManifestApproval {
     Ask,
     /// Run without asking.
     Auto,
+    /// Ask before every call, and the user's config cannot turn it to
+    /// `auto` (it can still `deny`): for tools whose every use matters.
+    Always,
 }
 
 /// What a tool asks of the machine.

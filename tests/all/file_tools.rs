@@ -250,6 +250,43 @@ fn delete_path_moves_into_the_trash() {
 }
 
 #[test]
+fn delete_path_always_asks() {
+    let ws = Workspace::new();
+    ws.write("victim.txt", "v");
+    ws.write(
+        "toolcell.toml",
+        "[tools.delete_path]\napproval = \"auto\"\n[tools.write_file]\napproval = \"auto\"\n",
+    );
+    // `auto` in the config loosens write_file, but not delete_path.
+    let run = ws.run(&[
+        "tools",
+        "call",
+        "write_file",
+        "--args",
+        r#"{"path": "w.txt", "content": "w"}"#,
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let run = ws.run(&[
+        "tools",
+        "call",
+        "delete_path",
+        "--args",
+        r#"{"path": "victim.txt"}"#,
+    ]);
+    assert_eq!(run.code, 4, "{run:?}");
+    assert!(run.stderr.contains("needs approval"), "{run:?}");
+    assert!(ws.root.join("victim.txt").exists());
+    let shown = ws.run(&["tools", "show", "delete_path"]);
+    assert!(
+        shown
+            .stdout
+            .contains("approval:    ask (always: the tool requires approval of every call)"),
+        "{}",
+        shown.stdout
+    );
+}
+
+#[test]
 fn deleting_a_named_root_is_refused() {
     let ws = Workspace::new();
     std::fs::create_dir(ws.outer.join("shared")).unwrap();

@@ -184,3 +184,25 @@ fn list_directory_filters_by_extension() {
         "a symlink is listed by its name, not followed"
     );
 }
+
+#[test]
+fn list_directory_caps_at_500_entries_and_says_so() {
+    let ws = Workspace::new();
+    for i in 0..520 {
+        ws.write(&format!("many/f{i:03}.txt"), "x");
+    }
+    let (code, envelope) = ws.call("list_directory", json!({"path": "many"}));
+    assert_eq!(code, 0, "{envelope}");
+    assert_eq!(envelope["result"]["entries"].as_array().unwrap().len(), 500);
+    assert_eq!(envelope["result"]["truncated"], true);
+    // Default depth 3 for a recursive listing.
+    ws.write("a/b/c/d/deep.txt", "x");
+    let (_, envelope) = ws.call("list_directory", json!({"path": "a", "recursive": true}));
+    let names: Vec<&str> = envelope["result"]["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["b", "b/c", "b/c/d"]);
+}

@@ -9,6 +9,7 @@ use crate::dispatch::Dispatcher;
 use crate::grant::{ApprovalSource, ToolGrant};
 use crate::install::{self, ToolFiles};
 use crate::locations;
+use crate::manifest::ManifestApproval;
 use crate::registry::{Registry, ToolEntry};
 use crate::sandbox::Sandbox;
 use anyhow::{Context, Result, bail};
@@ -212,6 +213,9 @@ fn show(config: &WorkspaceConfig, registry: &Registry, name: &str, json: bool) -
         None => entry.source.to_string(),
     };
     let approval_source = match grant.approval_source {
+        ApprovalSource::Manifest if m.approval == ManifestApproval::Always => {
+            "always: the tool requires approval of every call"
+        }
         ApprovalSource::Manifest => "the tool's default",
         ApprovalSource::Config => "set in the workspace config",
     };
