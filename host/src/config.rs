@@ -69,7 +69,7 @@ pub enum ApprovalSetting {
 }
 
 /// The user's settings for one tool.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolSettings {
     pub enabled: bool,
     pub approval: Option<ApprovalSetting>,
@@ -80,6 +80,20 @@ pub struct ToolSettings {
     pub env: Vec<String>,
     /// Network hosts granted (only those the manifest asks for count).
     pub network: Vec<String>,
+}
+
+impl ToolSettings {
+    /// The settings of a tool the config does not mention: enabled, and
+    /// everything else as its manifest says.
+    pub const UNSET: ToolSettings = ToolSettings {
+        enabled: true,
+        approval: None,
+        timeout_ms: None,
+        memory_mb: None,
+        max_output_bytes: None,
+        env: Vec::new(),
+        network: Vec::new(),
+    };
 }
 
 /// A loaded workspace config.
@@ -289,11 +303,9 @@ impl WorkspaceConfig {
     }
 
     /// The user's settings for `tool`, or the defaults.
-    pub fn tool(&self, tool: &str) -> ToolSettings {
-        self.tools.get(tool).cloned().unwrap_or(ToolSettings {
-            enabled: true,
-            ..ToolSettings::default()
-        })
+    pub fn tool(&self, tool: &str) -> &ToolSettings {
+        static UNSET: ToolSettings = ToolSettings::UNSET;
+        self.tools.get(tool).unwrap_or(&UNSET)
     }
 
     /// Where workspace-installed tools live.

@@ -201,7 +201,13 @@ impl Dispatcher {
         if !grant.enabled {
             return Err(CallError::Disabled { name: name.into() });
         }
-        let problems = schema_problems(entry, args);
+        let validator = entry
+            .validator()
+            .map_err(|message| CallError::Unavailable {
+                tool: name.into(),
+                message,
+            })?;
+        let problems = schema_problems(validator, args);
         if !problems.is_empty() {
             return Err(CallError::InvalidArgs {
                 tool: name.into(),
@@ -239,9 +245,8 @@ impl Dispatcher {
 
 /// What is wrong with `args` for `entry`'s schema: one line per problem,
 /// naming the field.
-fn schema_problems(entry: &ToolEntry, args: &Value) -> Vec<String> {
-    entry
-        .validator
+fn schema_problems(validator: &jsonschema::Validator, args: &Value) -> Vec<String> {
+    validator
         .iter_errors(args)
         .map(|error| {
             let at = error.instance_path().to_string();

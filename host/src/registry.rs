@@ -12,6 +12,7 @@ use crate::manifest::ToolManifest;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// The manifest's file name inside a tool folder.
 pub const MANIFEST_FILE: &str = "tool.toml";
@@ -61,8 +62,22 @@ pub struct ToolEntry {
     /// The folder it was loaded from (`None` for built-ins).
     pub folder: Option<PathBuf>,
     pub component: ComponentSource,
+    /// The compiled argument schema, built on the tool's first call: listing
+    /// tools needs none.
+    validator: OnceLock<jsonschema::Validator>,
+}
+
+impl ToolEntry {
     /// The compiled argument schema.
-    pub validator: jsonschema::Validator,
+    pub fn validator(&self) -> Result<&jsonschema::Validator, String> {
+        if let Some(validator) = self.validator.get() {
+            return Ok(validator);
+        }
+        // Parsing the manifest already checked that the schema compiles.
+        let validator = jsonschema::validator_for(&self.manifest.parameters)
+            .map_err(|e| format!("its parameters are not a usable JSON Schema: {e}"))?;
+        Ok(self.validator.get_or_init(|| validator))
+    }
 }
 
 /// A tool that could not be loaded, and why.
@@ -167,17 +182,6 @@ impl Registry {
             });
             return;
         }
-        // The manifest's schema was already checked when it was parsed.
-        let validator = match jsonschema::validator_for(&manifest.parameters) {
-            Ok(v) => v,
-            Err(e) => {
-                self.problems.push(ToolProblem {
-                    location,
-                    message: format!("its parameters are not a usable JSON Schema: {e}"),
-                });
-                return;
-            }
-        };
         self.tools.insert(
             manifest.name.clone(),
             ToolEntry {
@@ -185,7 +189,7 @@ impl Registry {
                 source,
                 folder,
                 component,
-                validator,
+                validator: OnceLock::new(),
             },
         );
     }

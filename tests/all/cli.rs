@@ -128,18 +128,10 @@ fn read_file_and_list_directory_work() {
     assert_eq!(envelope["result"]["hidden_skipped"], 1);
 
     std::fs::write(ws.root.join("blob.bin"), [0u8, 159, 146, 150]).unwrap();
-    let (code, envelope) = ws.call("read_file", json!({"path": "blob.bin"}));
-    assert_eq!(code, 3);
-    assert!(
-        envelope["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not UTF-8 text (4 bytes"),
-        "{envelope}"
-    );
-    let (code, envelope) = ws.call("read_file", json!({"path": "missing.md"}));
-    assert_eq!(code, 3);
-    assert_eq!(envelope["error"]["kind"], "not-found");
+    let (_, message) = ws.call_refused("read_file", json!({"path": "blob.bin"}));
+    assert!(message.contains("not UTF-8 text (4 bytes"), "{message}");
+    let (kind, _) = ws.call_refused("read_file", json!({"path": "missing.md"}));
+    assert_eq!(kind, "not-found");
     // No host path in any result or error.
     assert!(
         !envelope.to_string().contains(ws.root.to_str().unwrap()),
@@ -153,24 +145,13 @@ fn bad_arguments_name_the_field() {
     let run = ws.run(&["tools", "call", "read_file", "--args", r#"{"path": 5}"#]);
     assert_eq!(run.code, 3, "{run:?}");
     assert!(run.stderr.contains("the arguments do not fit the schema of `read_file`: at `/path`: 5 is not of type \"string\""), "{run:?}");
-    let (code, envelope) = ws.call("read_file", json!({"path": "a", "bogus": true}));
-    assert_eq!(code, 3);
-    assert_eq!(envelope["error"]["kind"], "invalid-args");
+    let (kind, message) = ws.call_refused("read_file", json!({"path": "a", "bogus": true}));
+    assert_eq!(kind, "invalid-args");
+    assert!(message.contains("bogus"), "{message}");
+    let (_, message) = ws.call_refused("read_file", json!({}));
     assert!(
-        envelope["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("bogus"),
-        "{envelope}"
-    );
-    let (code, envelope) = ws.call("read_file", json!({}));
-    assert_eq!(code, 3);
-    assert!(
-        envelope["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("\"path\" is a required property"),
-        "{envelope}"
+        message.contains("\"path\" is a required property"),
+        "{message}"
     );
 
     let run = ws.run(&["tools", "call", "read_file", "--args", "{path: x}"]);
@@ -338,11 +319,7 @@ fn read_file_ranges_and_truncation() {
     ws.write("many.txt", &many);
     ws.write("empty.txt", "");
 
-    let read = |args: serde_json::Value| {
-        let (code, envelope) = ws.call("read_file", args.clone());
-        assert_eq!(code, 0, "{args}: {envelope}");
-        envelope["result"].clone()
-    };
+    let read = |args: serde_json::Value| ws.call_ok("read_file", args);
     let r = read(json!({"path": "no_newline.txt"}));
     assert_eq!(
         (
@@ -388,47 +365,32 @@ fn read_file_ranges_and_truncation() {
         (Some(""), Some(0))
     );
 
-    let (code, envelope) = ws.call("read_file", json!({"path": "many.txt", "start_line": 701}));
-    assert_eq!(code, 3);
+    let (_, message) = ws.call_refused("read_file", json!({"path": "many.txt", "start_line": 701}));
     assert!(
-        envelope["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("past the end: `many.txt` has 700 lines"),
-        "{envelope}"
+        message.contains("past the end: `many.txt` has 700 lines"),
+        "{message}"
     );
-    let (code, envelope) = ws.call(
+    let (kind, _) = ws.call_refused(
         "read_file",
         json!({"path": "many.txt", "start_line": 5, "end_line": 4}),
     );
-    assert_eq!(code, 3);
-    assert_eq!(envelope["error"]["kind"], "invalid-args");
+    assert_eq!(kind, "invalid-args");
     // Over 1 MiB a whole read is refused; a range works.
     let big: String = (0..40_000)
         .map(|n| format!("a long enough line number {n}\n"))
         .collect();
     ws.write("big.txt", &big);
-    let (code, envelope) = ws.call("read_file", json!({"path": "big.txt"}));
-    assert_eq!(code, 3);
+    let (_, message) = ws.call_refused("read_file", json!({"path": "big.txt"}));
     assert!(
-        envelope["error"]["message"]
-            .as_str()
-            .unwrap()
+        message
             .contains("over the 1048576-byte limit for a whole read: give start_line and end_line"),
-        "{envelope}"
+        "{message}"
     );
     let r = read(json!({"path": "big.txt", "start_line": 29_999, "end_line": 30_000}));
     assert_eq!(
         r["content"],
         "a long enough line number 29998\na long enough line number 29999\n"
     );
-    let (code, envelope) = ws.call("read_file", json!({"path": "."}));
-    assert_eq!(code, 3);
-    assert!(
-        envelope["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("is a directory"),
-        "{envelope}"
-    );
+    let (_, message) = ws.call_refused("read_file", json!({"path": "."}));
+    assert!(message.contains("is a directory"), "{message}");
 }

@@ -2,24 +2,8 @@
 //! delete_path, move_path, replace_in_file — normal use and every refusal.
 
 use crate::harness::Workspace;
-use serde_json::{Value, json};
+use serde_json::json;
 use sha2::{Digest, Sha256};
-
-fn ok(ws: &Workspace, tool: &str, args: Value) -> Value {
-    let (code, envelope) = ws.call(tool, args.clone());
-    assert_eq!(code, 0, "{tool} {args}: {envelope}");
-    envelope["result"].clone()
-}
-
-/// Calls a tool that must fail; returns (kind, message).
-fn refused(ws: &Workspace, tool: &str, args: Value) -> (String, String) {
-    let (code, envelope) = ws.call(tool, args.clone());
-    assert_eq!(code, 3, "{tool} {args} should fail: {envelope}");
-    (
-        envelope["error"]["kind"].as_str().unwrap().to_string(),
-        envelope["error"]["message"].as_str().unwrap().to_string(),
-    )
-}
 
 fn sha256(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
@@ -28,8 +12,7 @@ fn sha256(bytes: &[u8]) -> String {
 #[test]
 fn write_file_creates_overwrites_and_refuses() {
     let ws = Workspace::new();
-    let r = ok(
-        &ws,
+    let r = ws.call_ok(
         "write_file",
         json!({"path": "notes.md", "content": "first\n"}),
     );
@@ -38,16 +21,14 @@ fn write_file_creates_overwrites_and_refuses() {
         (Some(true), Some(6))
     );
     assert_eq!(r["sha256"], sha256(b"first\n"));
-    let r = ok(
-        &ws,
+    let r = ws.call_ok(
         "write_file",
         json!({"path": "notes.md", "content": "second\n"}),
     );
     assert_eq!(r["created"], false);
     assert_eq!(ws.read("notes.md"), "second\n");
 
-    let (kind, message) = refused(
-        &ws,
+    let (kind, message) = ws.call_refused(
         "write_file",
         json!({"path": "deep/er/x.md", "content": "x"}),
     );
@@ -56,17 +37,15 @@ fn write_file_creates_overwrites_and_refuses() {
         message.contains("the folder `deep/er` does not exist: pass create_parents: true"),
         "{message}"
     );
-    ok(
-        &ws,
+    ws.call_ok(
         "write_file",
         json!({"path": "deep/er/x.md", "content": "x", "create_parents": true}),
     );
     assert_eq!(ws.read("deep/er/x.md"), "x");
 
-    let (kind, _) = refused(&ws, "write_file", json!({"path": "deep", "content": "x"}));
+    let (kind, _) = ws.call_refused("write_file", json!({"path": "deep", "content": "x"}));
     assert_eq!(kind, "invalid-args");
-    let (kind, message) = refused(
-        &ws,
+    let (kind, message) = ws.call_refused(
         "write_file",
         json!({"path": ".toolcell/tools/evil/tool.toml", "content": "x"}),
     );
@@ -74,11 +53,8 @@ fn write_file_creates_overwrites_and_refuses() {
     assert!(message.contains("toolcell's own state"), "{message}");
 
     let too_big = "x".repeat(5 * 1024 * 1024 + 1);
-    let (kind, message) = refused(
-        &ws,
-        "write_file",
-        json!({"path": "big.txt", "content": too_big}),
-    );
+    let (kind, message) =
+        ws.call_refused("write_file", json!({"path": "big.txt", "content": too_big}));
     assert_eq!(kind, "denied");
     assert!(message.contains("over the 5242880-byte limit"), "{message}");
     assert!(!ws.root.join("big.txt").exists());
@@ -96,7 +72,7 @@ fn writes_stay_inside_the_workspace() {
     let ws = Workspace::new();
     std::os::unix::fs::symlink(&ws.outer, ws.root.join("outer_dir")).unwrap();
     for path in ["../escaped.txt", "outer_dir/escaped.txt"] {
-        let (kind, _) = refused(&ws, "write_file", json!({"path": path, "content": "x"}));
+        let (kind, _) = ws.call_refused("write_file", json!({"path": path, "content": "x"}));
         assert_eq!(kind, "denied", "{path}");
     }
     std::fs::write(ws.outer.join("outside.txt"), "outside\n").unwrap();
@@ -120,7 +96,7 @@ fn writes_stay_inside_the_workspace() {
             json!({"from": "outer_dir/outside.txt", "to": "stolen.txt"}),
         ),
     ] {
-        let (kind, message) = refused(&ws, tool, args);
+        let (kind, message) = ws.call_refused(tool, args);
         assert_eq!(kind, "denied", "{tool}: {message}");
     }
     assert_eq!(
@@ -129,13 +105,9 @@ fn writes_stay_inside_the_workspace() {
     );
     assert!(!ws.root.join("stolen.txt").exists());
     let absolute = ws.outer.join("escaped.txt");
-    refused(&ws, "write_file", json!({"path": absolute, "content": "x"}));
-    refused(&ws, "create_directory", json!({"path": "outer_dir/made"}));
-    refused(
-        &ws,
-        "move_path",
-        json!({"from": "outer_dir", "to": "../moved"}),
-    );
+    ws.call_refused("write_file", json!({"path": absolute, "content": "x"}));
+    ws.call_refused("create_directory", json!({"path": "outer_dir/made"}));
+    ws.call_refused("move_path", json!({"from": "outer_dir", "to": "../moved"}));
     assert!(!ws.outer.join("escaped.txt").exists());
     assert!(!ws.outer.join("made").exists());
 
@@ -159,7 +131,7 @@ fn writes_stay_inside_the_workspace() {
         ("delete_path", json!({"path": "keep.txt"})),
         ("move_path", json!({"from": "keep.txt", "to": "moved.txt"})),
     ] {
-        let (kind, message) = refused(&ws, tool, args);
+        let (kind, message) = ws.call_refused(tool, args);
         assert_eq!(kind, "denied", "{tool}: {message}");
     }
     assert_eq!(ws.read("keep.txt"), "keep\n");
@@ -174,24 +146,23 @@ fn writes_stay_inside_the_workspace() {
 fn create_directory() {
     let ws = Workspace::new();
     assert_eq!(
-        ok(&ws, "create_directory", json!({"path": "a"}))["created"],
+        ws.call_ok("create_directory", json!({"path": "a"}))["created"],
         true
     );
     assert_eq!(
-        ok(&ws, "create_directory", json!({"path": "a"}))["created"],
+        ws.call_ok("create_directory", json!({"path": "a"}))["created"],
         false
     );
-    let (kind, message) = refused(&ws, "create_directory", json!({"path": "x/y/z"}));
+    let (kind, message) = ws.call_refused("create_directory", json!({"path": "x/y/z"}));
     assert_eq!(kind, "not-found");
     assert!(message.contains("pass parents: true"), "{message}");
-    ok(
-        &ws,
+    ws.call_ok(
         "create_directory",
         json!({"path": "x/y/z", "parents": true}),
     );
     assert!(ws.root.join("x/y/z").is_dir());
     ws.write("file.txt", "f");
-    let (kind, message) = refused(&ws, "create_directory", json!({"path": "file.txt"}));
+    let (kind, message) = ws.call_refused("create_directory", json!({"path": "file.txt"}));
     assert_eq!(kind, "denied");
     assert!(
         message.contains("already exists and is not a folder"),
@@ -203,7 +174,7 @@ fn create_directory() {
 fn delete_path_moves_into_the_trash() {
     let ws = Workspace::new();
     ws.write("old.txt", "precious\n");
-    let r = ok(&ws, "delete_path", json!({"path": "old.txt"}));
+    let r = ws.call_ok("delete_path", json!({"path": "old.txt"}));
     assert_eq!(r["type"], "file");
     let trashed = r["trashed_to"].as_str().unwrap();
     assert!(
@@ -214,38 +185,34 @@ fn delete_path_moves_into_the_trash() {
     assert_eq!(ws.read(trashed), "precious\n");
 
     ws.write("dir/a.txt", "a");
-    let (kind, message) = refused(&ws, "delete_path", json!({"path": "dir"}));
+    let (kind, message) = ws.call_refused("delete_path", json!({"path": "dir"}));
     assert_eq!(kind, "denied");
     assert!(
         message.contains("a folder with 1 entries: pass recursive: true"),
         "{message}"
     );
     assert!(ws.root.join("dir/a.txt").exists());
-    let r = ok(
-        &ws,
-        "delete_path",
-        json!({"path": "dir", "recursive": true}),
-    );
+    let r = ws.call_ok("delete_path", json!({"path": "dir", "recursive": true}));
     assert_eq!(
         ws.read(&format!("{}/a.txt", r["trashed_to"].as_str().unwrap())),
         "a"
     );
 
     std::fs::create_dir(ws.root.join("empty")).unwrap();
-    ok(&ws, "delete_path", json!({"path": "empty"}));
+    ws.call_ok("delete_path", json!({"path": "empty"}));
 
     for root in [".", "./", "sub/.."] {
-        let (kind, message) = refused(&ws, "delete_path", json!({"path": root, "recursive": true}));
+        let (kind, message) =
+            ws.call_refused("delete_path", json!({"path": root, "recursive": true}));
         assert_eq!(kind, "denied");
         assert!(message.contains("never deletes a root"), "{message}");
     }
-    let (kind, _) = refused(
-        &ws,
+    let (kind, _) = ws.call_refused(
         "delete_path",
         json!({"path": ".toolcell", "recursive": true}),
     );
     assert_eq!(kind, "denied");
-    let (kind, _) = refused(&ws, "delete_path", json!({"path": "missing.txt"}));
+    let (kind, _) = ws.call_refused("delete_path", json!({"path": "missing.txt"}));
     assert_eq!(kind, "not-found");
 }
 
@@ -295,11 +262,8 @@ fn deleting_a_named_root_is_refused() {
         "toolcell.toml",
         "[[roots]]\npath = \".\"\n[[roots]]\npath = \"../shared\"\n",
     );
-    let (kind, message) = refused(
-        &ws,
-        "delete_path",
-        json!({"path": "shared", "recursive": true}),
-    );
+    let (kind, message) =
+        ws.call_refused("delete_path", json!({"path": "shared", "recursive": true}));
     assert_eq!(kind, "denied", "{message}");
     assert!(ws.outer.join("shared/doc.md").exists());
 }
@@ -309,7 +273,7 @@ fn move_path_never_overwrites() {
     let ws = Workspace::new();
     ws.write("a.txt", "a");
     ws.write("b.txt", "b");
-    let r = ok(&ws, "move_path", json!({"from": "a.txt", "to": "c.txt"}));
+    let r = ws.call_ok("move_path", json!({"from": "a.txt", "to": "c.txt"}));
     assert_eq!(
         (r["from"].as_str(), r["to"].as_str(), r["type"].as_str()),
         (Some("a.txt"), Some("c.txt"), Some("file"))
@@ -317,7 +281,7 @@ fn move_path_never_overwrites() {
     assert_eq!(ws.read("c.txt"), "a");
     assert!(!ws.root.join("a.txt").exists());
 
-    let (kind, message) = refused(&ws, "move_path", json!({"from": "c.txt", "to": "b.txt"}));
+    let (kind, message) = ws.call_refused("move_path", json!({"from": "c.txt", "to": "b.txt"}));
     assert_eq!(kind, "denied");
     assert!(
         message.contains("`b.txt` already exists: move_path never overwrites"),
@@ -329,20 +293,16 @@ fn move_path_never_overwrites() {
     );
 
     ws.write("dir/inner.txt", "i");
-    let (kind, _) = refused(&ws, "move_path", json!({"from": "dir", "to": "dir/sub"}));
+    let (kind, _) = ws.call_refused("move_path", json!({"from": "dir", "to": "dir/sub"}));
     assert_eq!(kind, "invalid-args");
-    let (kind, message) = refused(
-        &ws,
-        "move_path",
-        json!({"from": "dir", "to": "nowhere/dir"}),
-    );
+    let (kind, message) = ws.call_refused("move_path", json!({"from": "dir", "to": "nowhere/dir"}));
     assert_eq!(kind, "not-found");
     assert!(message.contains("create it first"), "{message}");
-    ok(&ws, "move_path", json!({"from": "dir", "to": "renamed"}));
+    ws.call_ok("move_path", json!({"from": "dir", "to": "renamed"}));
     assert_eq!(ws.read("renamed/inner.txt"), "i");
-    let (kind, _) = refused(&ws, "move_path", json!({"from": "missing", "to": "x"}));
+    let (kind, _) = ws.call_refused("move_path", json!({"from": "missing", "to": "x"}));
     assert_eq!(kind, "not-found");
-    let (kind, _) = refused(&ws, "move_path", json!({"from": ".", "to": "x"}));
+    let (kind, _) = ws.call_refused("move_path", json!({"from": ".", "to": "x"}));
     assert_eq!(kind, "denied");
 }
 
@@ -353,8 +313,7 @@ fn replace_in_file_exactly_once() {
         "code.rs",
         "fn main() {\n    println!(\"hello\");\n}\n\nfn helper() {\n    println!(\"hello\");\n}\n",
     );
-    let (kind, message) = refused(
-        &ws,
+    let (kind, message) = ws.call_refused(
         "replace_in_file",
         json!({"path": "code.rs", "old_text": "println!(\"hello\");", "new_text": "x"}),
     );
@@ -364,8 +323,7 @@ fn replace_in_file_exactly_once() {
         "{message}"
     );
 
-    let (kind, message) = refused(
-        &ws,
+    let (kind, message) = ws.call_refused(
         "replace_in_file",
         json!({"path": "code.rs", "old_text": "fn helpr() {", "new_text": "x"}),
     );
@@ -376,9 +334,7 @@ fn replace_in_file_exactly_once() {
     );
 
     let before = std::fs::read(ws.root.join("code.rs")).unwrap();
-    let (kind, message) = refused(
-        &ws,
-        "replace_in_file",
+    let (kind, message) = ws.call_refused("replace_in_file",
         json!({"path": "code.rs", "old_text": "fn main", "new_text": "fn start", "expected_sha256": "0".repeat(64)}),
     );
     assert_eq!(kind, "denied");
@@ -392,17 +348,14 @@ fn replace_in_file_exactly_once() {
         "a refused edit changed the file"
     );
 
-    let r = ok(
-        &ws,
-        "replace_in_file",
+    let r = ws.call_ok("replace_in_file",
         json!({"path": "code.rs", "old_text": "fn helper() {\n    println!(\"hello\");", "new_text": "fn helper() {\n    println!(\"bye\");", "expected_sha256": sha256(&before)}),
     );
     assert_eq!(r["line"], 5);
     let after = ws.read("code.rs");
     assert!(after.contains("println!(\"bye\")") && after.matches("hello").count() == 1);
     assert_eq!(r["sha256"], sha256(after.as_bytes()));
-    let (kind, _) = refused(
-        &ws,
+    let (kind, _) = ws.call_refused(
         "replace_in_file",
         json!({"path": "code.rs", "old_text": "", "new_text": "x"}),
     );
@@ -413,8 +366,7 @@ fn replace_in_file_exactly_once() {
 fn replace_in_file_keeps_bom_and_crlf() {
     let ws = Workspace::new();
     std::fs::write(ws.root.join("win.txt"), "\u{feff}one\r\ntwo\r\nthree\r\n").unwrap();
-    ok(
-        &ws,
+    ws.call_ok(
         "replace_in_file",
         json!({"path": "win.txt", "old_text": "one\ntwo\n", "new_text": "uno\ndos\n"}),
     );
@@ -423,8 +375,7 @@ fn replace_in_file_keeps_bom_and_crlf() {
         "\u{feff}uno\r\ndos\r\nthree\r\n".as_bytes()
     );
     std::fs::write(ws.root.join("bin.dat"), [0u8, 1, 2, 3]).unwrap();
-    let (kind, message) = refused(
-        &ws,
+    let (kind, message) = ws.call_refused(
         "replace_in_file",
         json!({"path": "bin.dat", "old_text": "a", "new_text": "b"}),
     );
@@ -514,6 +465,10 @@ fn a_killed_write_leaves_old_or_new_content() {
         assert!(
             outcomes.0 > 0,
             "{tool}: no kill landed before the rename: {outcomes:?}"
+        );
+        assert!(
+            outcomes.1 > 0,
+            "{tool}: no kill landed after the rename, so the kills did not span the write: {outcomes:?}"
         );
     }
 }

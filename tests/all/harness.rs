@@ -126,6 +126,27 @@ impl Workspace {
         (run.code, run.json())
     }
 
+    /// Calls a tool that must succeed; returns its result.
+    pub fn call_ok(&self, name: &str, args: serde_json::Value) -> serde_json::Value {
+        let (code, envelope) = self.call(name, args.clone());
+        assert_eq!(code, 0, "{name} {args}: {envelope}");
+        envelope["result"].clone()
+    }
+
+    /// Calls a tool that must fail (exit code 3); returns the error's kind
+    /// and message.
+    pub fn call_refused(&self, name: &str, args: serde_json::Value) -> (String, String) {
+        let (code, envelope) = self.call(name, args.clone());
+        assert_eq!(code, 3, "{name} {args} should fail: {envelope}");
+        let text = |key: &str| {
+            envelope["error"][key]
+                .as_str()
+                .unwrap_or_default()
+                .to_string()
+        };
+        (text("kind"), text("message"))
+    }
+
     /// Reads a workspace file as text.
     pub fn read(&self, relative: &str) -> String {
         std::fs::read_to_string(self.root.join(relative))

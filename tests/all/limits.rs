@@ -1,7 +1,6 @@
 //! A tool that loops, allocates without end, floods its output, returns too
 //! much or traps is stopped with a clear error, and the next call works.
 
-use crate::fixture;
 use crate::harness::Workspace;
 use serde_json::json;
 use toolcell::approval::ApproveAll;
@@ -155,5 +154,4 @@ async fn the_next_call_succeeds_after_each_failure() {
             assert_eq!(outcome.result.unwrap_err().kind(), "memory-limit");
         }
     }
-    let _ = fixture::probe();
 }

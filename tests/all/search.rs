@@ -3,12 +3,6 @@
 use crate::harness::Workspace;
 use serde_json::{Value, json};
 
-fn search(ws: &Workspace, args: Value) -> Value {
-    let (code, envelope) = ws.call("search_files", args.clone());
-    assert_eq!(code, 0, "{args}: {envelope}");
-    envelope["result"].clone()
-}
-
 fn paths(list: &Value) -> Vec<String> {
     let mut paths: Vec<String> = list
         .as_array()
@@ -51,7 +45,7 @@ fn tree() -> Workspace {
 #[test]
 fn content_search_reports_matches_and_what_it_skipped() {
     let ws = tree();
-    let r = search(&ws, json!({"path": ".", "query": "needle"}));
+    let r = ws.call_ok("search_files", json!({"path": ".", "query": "needle"}));
     let matches = r["matches"].as_array().unwrap();
     let found: Vec<(String, u64, u64)> = matches
         .iter()
@@ -92,43 +86,48 @@ fn content_search_reports_matches_and_what_it_skipped() {
     assert_eq!(r["truncated"], false);
     assert!(r["files_scanned"].as_u64().unwrap() >= 4, "{r}");
 
-    let r = search(
-        &ws,
+    let r = ws.call_ok(
+        "search_files",
         json!({"path": ".", "query": "NEEDLE", "case_sensitive": true}),
     );
     assert_eq!(paths(&r["matches"]), ["docs/guide.md"]);
-    let r = search(
-        &ws,
+    let r = ws.call_ok(
+        "search_files",
         json!({"path": ".", "query": "let \\w+ = \\d", "regex": true}),
     );
     assert_eq!(paths(&r["matches"]), ["src/main.rs"]);
-    let r = search(
-        &ws,
+    let r = ws.call_ok(
+        "search_files",
         json!({"path": "src", "query": "needle", "extensions": ["md"]}),
     );
     assert!(r.get("matches").is_none(), "{r}");
-    let (code, envelope) = ws.call(
+    let (_, message) = ws.call_refused(
         "search_files",
         json!({"path": ".", "query": "(", "regex": true}),
     );
-    assert_eq!(code, 3);
     assert!(
-        envelope["error"]["message"]
-            .as_str()
-            .unwrap()
-            .contains("not a valid regular expression"),
-        "{envelope}"
+        message.contains("not a valid regular expression"),
+        "{message}"
     );
 }
 
 #[test]
 fn name_search_by_glob_or_substring() {
     let ws = tree();
-    let r = search(&ws, json!({"path": ".", "query": "*.rs", "mode": "name"}));
+    let r = ws.call_ok(
+        "search_files",
+        json!({"path": ".", "query": "*.rs", "mode": "name"}),
+    );
     assert_eq!(paths(&r["names"]), ["src/lib.rs", "src/main.rs"]);
-    let r = search(&ws, json!({"path": ".", "query": "GUIDE", "mode": "name"}));
+    let r = ws.call_ok(
+        "search_files",
+        json!({"path": ".", "query": "GUIDE", "mode": "name"}),
+    );
     assert_eq!(paths(&r["names"]), ["docs/guide.md"]);
-    let r = search(&ws, json!({"path": ".", "query": "main", "mode": "both"}));
+    let r = ws.call_ok(
+        "search_files",
+        json!({"path": ".", "query": "main", "mode": "both"}),
+    );
     assert_eq!(paths(&r["names"]), ["src/main.rs"]);
     assert_eq!(
         paths(&r["matches"]),
@@ -144,19 +143,22 @@ fn caps_say_truncated() {
     ws.write("a.txt", &many);
     ws.write("b.txt", &many);
     ws.write("c.txt", &many);
-    let r = search(&ws, json!({"path": ".", "query": "hit"}));
+    let r = ws.call_ok("search_files", json!({"path": ".", "query": "hit"}));
     assert_eq!(
         r["matches"].as_array().unwrap().len(),
         60,
         "20 per file: {r}"
     );
     assert_eq!(r["matches_not_listed"], 90);
-    let r = search(&ws, json!({"path": ".", "query": "hit", "max_results": 25}));
+    let r = ws.call_ok(
+        "search_files",
+        json!({"path": ".", "query": "hit", "max_results": 25}),
+    );
     assert_eq!(r["matches"].as_array().unwrap().len(), 25);
     assert_eq!(r["truncated"], true);
     let long = format!("{}needle{}\n", "a".repeat(500), "b".repeat(500));
     ws.write("long.txt", &long);
-    let r = search(&ws, json!({"path": ".", "query": "needle"}));
+    let r = ws.call_ok("search_files", json!({"path": ".", "query": "needle"}));
     let text = r["matches"][0]["text"].as_str().unwrap();
     assert!(
         text.chars().count() <= 202 && text.contains("needle"),

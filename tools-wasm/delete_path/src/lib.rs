@@ -5,6 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 use toolcell_guest::ToolError;
+use toolcell_guest::descriptors::Roots;
 use toolcell_guest::error::io_error;
 use toolcell_guest::files::{entry_kind, move_to_trash, refuse_state_dir};
 use toolcell_guest::path::WorkspacePath;
@@ -31,10 +32,10 @@ toolcell_guest::tool!(delete);
 fn delete(args: Args) -> Result<Deleted, ToolError> {
     let path = WorkspacePath::parse(&args.path)?;
     let shown = path.as_str();
-    if path.is_root() {
-        return Err(ToolError::Denied(
-            "`.` is the workspace root: delete_path never deletes a root".into(),
-        ));
+    if path.is_root() || Roots::new().is_root(shown) {
+        return Err(ToolError::Denied(format!(
+            "`{shown}` is a workspace root: delete_path never deletes a root"
+        )));
     }
     refuse_state_dir(&path)?;
     let meta = std::fs::symlink_metadata(path.as_path()).map_err(|e| io_error(shown, &e))?;
@@ -49,22 +50,10 @@ fn delete(args: Args) -> Result<Deleted, ToolError> {
             )));
         }
     }
-    let target = move_to_trash(&path).map_err(|e| match e {
-        // A named root is a preopen: renaming it fails, which means "a root".
-        ToolError::Failed(m) | ToolError::Denied(m) if !shown.contains('/') && is_busy(&m) => {
-            ToolError::Denied(format!(
-                "`{shown}` is a workspace root: delete_path never deletes a root"
-            ))
-        }
-        other => other,
-    })?;
+    let target = move_to_trash(&path)?;
     Ok(Deleted {
         path: shown.into(),
         kind,
         trashed_to: target.as_str().into(),
     })
-}
-
-fn is_busy(message: &str) -> bool {
-    message.contains("busy") || message.contains("Busy") || message.contains("Invalid argument")
 }

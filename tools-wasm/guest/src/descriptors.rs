@@ -86,6 +86,12 @@ impl Roots {
         best.map(|(dir, rest, _)| (dir, rest))
     }
 
+    /// Whether workspace-relative `path` is a root itself (`.` or a named
+    /// root), which no tool may move or delete.
+    pub fn is_root(&self, path: &str) -> bool {
+        matches!(self.resolve(path), Some((_, ".")))
+    }
+
     /// Reads the file at workspace-relative `path` into `buffer` (cleared
     /// first), up to `limit` bytes.
     pub fn read(&self, path: &str, limit: u64, buffer: &mut Vec<u8>) -> Result<Read, ErrorCode> {

@@ -82,6 +82,24 @@ pub fn refuse_state_dir(path: &WorkspacePath) -> Result<(), ToolError> {
     Ok(())
 }
 
+/// The folder that would hold `path`, and whether it exists; an error when
+/// it is a file or cannot be examined. (Whether a missing folder is created
+/// is the caller's choice.)
+pub fn parent_folder(path: &WorkspacePath) -> Result<(WorkspacePath, bool), ToolError> {
+    let parent = path
+        .parent()
+        .ok_or_else(|| ToolError::InvalidArgs("the workspace root has no parent folder".into()))?;
+    match std::fs::metadata(parent.as_path()) {
+        Ok(meta) if meta.is_dir() => Ok((parent, true)),
+        Ok(_) => Err(ToolError::InvalidArgs(format!(
+            "`{}` is a file, not a folder",
+            parent.as_str()
+        ))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok((parent, false)),
+        Err(e) => Err(io_error(parent.as_str(), &e)),
+    }
+}
+
 /// Writes `bytes` to `path` atomically. Returns whether the file was created
 /// (rather than replaced). The parent folder must exist.
 pub fn write_atomic(path: &WorkspacePath, bytes: &[u8]) -> Result<bool, ToolError> {

@@ -2,8 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 use toolcell_guest::ToolError;
+use toolcell_guest::descriptors::Roots;
 use toolcell_guest::error::io_error;
-use toolcell_guest::files::{entry_kind, refuse_state_dir};
+use toolcell_guest::files::{entry_kind, parent_folder, refuse_state_dir};
 use toolcell_guest::path::WorkspacePath;
 
 #[derive(Deserialize)]
@@ -26,10 +27,13 @@ toolcell_guest::tool!(move_path);
 fn move_path(args: Args) -> Result<Moved, ToolError> {
     let from = WorkspacePath::parse(&args.from)?;
     let to = WorkspacePath::parse(&args.to)?;
-    if from.is_root() || to.is_root() {
-        return Err(ToolError::Denied(
-            "`.` is the workspace root: it cannot be moved or replaced".into(),
-        ));
+    for path in [&from, &to] {
+        if path.is_root() || Roots::new().is_root(path.as_str()) {
+            return Err(ToolError::Denied(format!(
+                "`{}` is a workspace root: it cannot be moved or replaced",
+                path.as_str()
+            )));
+        }
     }
     refuse_state_dir(&from)?;
     refuse_state_dir(&to)?;
@@ -48,22 +52,12 @@ fn move_path(args: Args) -> Result<Moved, ToolError> {
             to.as_str()
         )));
     }
-    let parent = to.parent().expect("not the root");
-    match std::fs::metadata(parent.as_path()) {
-        Ok(m) if m.is_dir() => {}
-        Ok(_) => {
-            return Err(ToolError::InvalidArgs(format!(
-                "`{}` is a file, not a folder",
-                parent.as_str()
-            )));
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(ToolError::NotFound(format!(
-                "the folder `{}` does not exist: create it first with create_directory",
-                parent.as_str()
-            )));
-        }
-        Err(e) => return Err(io_error(parent.as_str(), &e)),
+    let (parent, exists) = parent_folder(&to)?;
+    if !exists {
+        return Err(ToolError::NotFound(format!(
+            "the folder `{}` does not exist: create it first with create_directory",
+            parent.as_str()
+        )));
     }
     let kind = entry_kind(&meta);
     let moved = if kind == "file" {

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use toolcell_guest::ToolError;
 use toolcell_guest::error::io_error;
-use toolcell_guest::files::{refuse_state_dir, sha256_hex, write_atomic};
+use toolcell_guest::files::{parent_folder, refuse_state_dir, sha256_hex, write_atomic};
 use toolcell_guest::path::WorkspacePath;
 
 /// Largest content accepted: bigger files are not written by a model in one
@@ -44,25 +44,15 @@ fn write(args: Args) -> Result<Written, ToolError> {
             args.content.len()
         )));
     }
-    let parent = path.parent().expect("not the root");
-    match std::fs::metadata(parent.as_path()) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(ToolError::InvalidArgs(format!(
-                "`{}` is a file, not a folder",
+    let (parent, exists) = parent_folder(&path)?;
+    if !exists {
+        if !args.create_parents {
+            return Err(ToolError::NotFound(format!(
+                "the folder `{}` does not exist: pass create_parents: true to create it",
                 parent.as_str()
             )));
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            if !args.create_parents {
-                return Err(ToolError::NotFound(format!(
-                    "the folder `{}` does not exist: pass create_parents: true to create it",
-                    parent.as_str()
-                )));
-            }
-            std::fs::create_dir_all(parent.as_path()).map_err(|e| io_error(parent.as_str(), &e))?;
-        }
-        Err(e) => return Err(io_error(parent.as_str(), &e)),
+        std::fs::create_dir_all(parent.as_path()).map_err(|e| io_error(parent.as_str(), &e))?;
     }
     let created = write_atomic(&path, args.content.as_bytes())?;
     Ok(Written {
