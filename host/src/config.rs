@@ -28,6 +28,8 @@
 //! ```
 
 use crate::limits;
+use crate::llm::ModelSettings;
+use crate::llm::settings::RawModelSettings;
 use crate::manifest::{is_env_name, line_col};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
@@ -105,6 +107,35 @@ pub struct WorkspaceConfig {
     pub workspace: PathBuf,
     pub roots: Vec<Root>,
     pub tools: BTreeMap<String, ToolSettings>,
+    /// `[model]`: the model server and model for the agent.
+    pub model: ModelSettings,
+    /// `[agent]`: how the agent loop works.
+    pub agent: AgentConfig,
+}
+
+/// `[agent]`: how the agent loop works.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentConfig {
+    /// Model requests per task.
+    pub max_rounds: u32,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self {
+            max_rounds: crate::agent::DEFAULT_MAX_ROUNDS,
+        }
+    }
+}
+
+/// The largest round budget accepted: beyond it a looping model costs more
+/// than any task is worth.
+pub const MAX_ROUNDS_LIMIT: u32 = 200;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAgentConfig {
+    max_rounds: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -114,6 +145,8 @@ struct RawConfig {
     roots: Vec<Spanned<RawRoot>>,
     #[serde(default)]
     tools: BTreeMap<String, Spanned<RawToolSettings>>,
+    model: Option<Spanned<RawModelSettings>>,
+    agent: Option<Spanned<RawAgentConfig>>,
 }
 
 #[derive(Deserialize)]
@@ -171,6 +204,8 @@ impl WorkspaceConfig {
                 access: RootAccess::Write,
             }],
             tools: BTreeMap::new(),
+            model: ModelSettings::default(),
+            agent: AgentConfig::default(),
         })
     }
 
@@ -294,11 +329,33 @@ impl WorkspaceConfig {
             tools.insert(name, settings);
         }
 
+        let model = match raw.model {
+            None => ModelSettings::default(),
+            Some(spanned) => {
+                let at = where_(spanned.span());
+                ModelSettings::from_raw(spanned.into_inner(), &at).map_err(anyhow::Error::msg)?
+            }
+        };
+        let mut agent = AgentConfig::default();
+        if let Some(spanned) = raw.agent {
+            let at = where_(spanned.span());
+            if let Some(rounds) = spanned.get_ref().max_rounds {
+                if !(1..=MAX_ROUNDS_LIMIT).contains(&rounds) {
+                    bail!(
+                        "invalid config {at}: agent.max_rounds = {rounds} is out of range\n  fix: use a value from 1 to {MAX_ROUNDS_LIMIT}"
+                    );
+                }
+                agent.max_rounds = rounds;
+            }
+        }
+
         Ok(Self {
             file: Some(file.to_path_buf()),
             workspace,
             roots,
             tools,
+            model,
+            agent,
         })
     }
 
@@ -306,6 +363,11 @@ impl WorkspaceConfig {
     pub fn tool(&self, tool: &str) -> &ToolSettings {
         static UNSET: ToolSettings = ToolSettings::UNSET;
         self.tools.get(tool).unwrap_or(&UNSET)
+    }
+
+    /// The workspace's state folder (installed tools, the run store).
+    pub fn state_dir(&self) -> PathBuf {
+        self.workspace.join(STATE_DIR)
     }
 
     /// Where workspace-installed tools live.

@@ -6,7 +6,7 @@
 use crate::approval::{ApprovalMode, ApprovalRequest, Approver, Decision};
 use crate::config::WorkspaceConfig;
 use crate::grant::ToolGrant;
-use crate::registry::{Registry, ToolEntry};
+use crate::registry::{Registry, ToolEntry, ToolSource};
 use crate::sandbox::cache::CacheStatus;
 use crate::sandbox::output::CapturedOutput;
 use crate::sandbox::{PreparedTool, RunError, Sandbox, SandboxOptions};
@@ -156,31 +156,26 @@ impl Dispatcher {
     /// Calls tool `name` with `args`, asking `approver` when the policy says `ask`.
     pub async fn call(&self, name: &str, args: &Value, approver: &dyn Approver) -> CallOutcome {
         let started = Instant::now();
-        let (prepared, grant) = match self.admit(name, args, approver) {
+        let admitted = match self.admit(name, args) {
             Ok(admitted) => admitted,
             Err(error) => return CallOutcome::refused(error, started),
         };
-        let run = self.sandbox.run(&prepared, &grant, &args.to_string()).await;
-        CallOutcome {
-            result: run.result.map_err(|error| CallError::Run {
-                tool: name.into(),
-                error,
-            }),
-            stdout: run.stdout,
-            stderr: run.stderr,
-            duration: started.elapsed(),
+        if admitted.needs_approval {
+            let request = self.approval_request(&admitted, args);
+            let decision = approver.decide(&request).await;
+            if let Some(error) = admitted.refusal(&decision) {
+                return CallOutcome::refused(error, started);
+            }
         }
+        let mut outcome = self.execute(admitted, args).await;
+        outcome.duration = started.elapsed();
+        outcome
     }
 
-    /// Everything before the sandbox: find the tool, resolve its grant,
-    /// check it is enabled, validate the arguments, apply the approval
-    /// policy, and have the component ready.
-    fn admit(
-        &self,
-        name: &str,
-        args: &Value,
-        approver: &dyn Approver,
-    ) -> Result<(PreparedTool, ToolGrant), CallError> {
+    /// Everything before approval: find the tool, resolve its grant, check
+    /// it is enabled, validate the arguments and apply the policy's
+    /// `deny`. Says whether the call needs approval.
+    pub fn admit<'d>(&'d self, name: &str, args: &Value) -> Result<Admitted<'d>, CallError> {
         let unavailable = |e: anyhow::Error| CallError::Unavailable {
             tool: name.into(),
             message: format!("{e:#}"),
@@ -214,8 +209,9 @@ impl Dispatcher {
                 problems,
             });
         }
-        match grant.approval {
-            ApprovalMode::Auto => {}
+        let needs_approval = match grant.approval {
+            ApprovalMode::Auto => false,
+            ApprovalMode::Ask => true,
             ApprovalMode::Deny => {
                 let reason =
                     "the workspace config denies this tool (approval = \"deny\")".to_string();
@@ -224,22 +220,88 @@ impl Dispatcher {
                     reason,
                 });
             }
-            ApprovalMode::Ask => {
-                let request = ApprovalRequest {
-                    tool: name,
-                    args,
-                    mutates: entry.manifest.mutates,
-                };
-                if let Decision::Declined(reason) = approver.decide(&request) {
-                    return Err(CallError::Denied {
-                        tool: name.into(),
-                        reason,
-                    });
-                }
-            }
+        };
+        Ok(Admitted {
+            entry,
+            grant,
+            needs_approval,
+        })
+    }
+
+    /// The approval request for an admitted call, with the change it would
+    /// make when the host can tell.
+    pub fn approval_request<'a>(
+        &self,
+        admitted: &'a Admitted<'_>,
+        args: &'a Value,
+    ) -> ApprovalRequest<'a> {
+        let tool = admitted.entry.manifest.name.as_str();
+        let preview = match admitted.entry.source {
+            ToolSource::BuiltIn => crate::approval::preview::preview(&self.config, tool, args),
+            _ => None,
+        };
+        ApprovalRequest {
+            tool,
+            args,
+            mutates: admitted.entry.manifest.mutates,
+            preview,
+            warning: None,
         }
-        let prepared = self.prepared(entry).map_err(unavailable)?;
-        Ok((prepared, grant))
+    }
+
+    /// Runs an admitted (and, if it needed it, approved) call in its cell.
+    pub async fn execute(&self, admitted: Admitted<'_>, args: &Value) -> CallOutcome {
+        let started = Instant::now();
+        let name = admitted.entry.manifest.name.as_str();
+        let prepared = match self.prepared(admitted.entry) {
+            Ok(prepared) => prepared,
+            Err(e) => {
+                let error = CallError::Unavailable {
+                    tool: name.into(),
+                    message: format!("{e:#}"),
+                };
+                return CallOutcome::refused(error, started);
+            }
+        };
+        let run = self
+            .sandbox
+            .run(&prepared, &admitted.grant, &args.to_string())
+            .await;
+        CallOutcome {
+            result: run.result.map_err(|error| CallError::Run {
+                tool: name.into(),
+                error,
+            }),
+            stdout: run.stdout,
+            stderr: run.stderr,
+            duration: started.elapsed(),
+        }
+    }
+}
+
+/// A call that passed every check but approval.
+pub struct Admitted<'d> {
+    pub entry: &'d ToolEntry,
+    grant: ToolGrant,
+    /// The policy says `ask`.
+    pub needs_approval: bool,
+}
+
+impl Admitted<'_> {
+    /// The error for a call the approver did not approve.
+    pub fn refusal(&self, decision: &Decision) -> Option<CallError> {
+        let tool = self.entry.manifest.name.clone();
+        match decision {
+            Decision::Approved | Decision::ApprovedForRun => None,
+            Decision::Declined(reason) => Some(CallError::Denied {
+                tool,
+                reason: reason.clone(),
+            }),
+            Decision::Quit => Some(CallError::Denied {
+                tool,
+                reason: "the user stopped the run".into(),
+            }),
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 //! [`registry`] → [`approval`] → [`sandbox`] → component. See
 //! `ARCHITECTURE.md` for the map.
 
+pub mod agent;
 pub mod approval;
 pub mod builtin;
 pub mod cli;
@@ -13,7 +14,11 @@ pub mod dispatch;
 pub mod grant;
 pub mod install;
 pub mod limits;
+pub mod llm;
 pub mod locations;
 pub mod manifest;
 pub mod registry;
 pub mod sandbox;
+pub mod store;
+pub mod text;
+pub mod workspace;

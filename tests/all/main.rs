@@ -5,7 +5,10 @@
 #[path = "../support/fixture.rs"]
 mod fixture;
 mod harness;
+#[path = "../support/model_server.rs"]
+mod model_server;
 
+mod agent;
 mod cache;
 mod capabilities;
 mod cli;

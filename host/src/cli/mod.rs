@@ -8,9 +8,14 @@
 //! - 3: a tool ran (or was about to) and failed: invalid arguments, the
 //!   tool's own error, a timeout, a trap, a limit;
 //! - 4: a tool call was refused: denied by policy or by the user, or the
-//!   tool is disabled.
+//!   tool is disabled;
+//! - 5: an agent run ended without an answer (its round budget ran out);
+//! - 130: the user stopped the run (Ctrl-C).
 
+mod chat;
+mod runs;
 mod tools;
+mod view;
 
 use crate::config::WorkspaceConfig;
 use crate::dispatch::Dispatcher;
@@ -32,6 +37,10 @@ pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_TOOL_FAILED: i32 = 3;
 /// Exit code: a tool call was refused.
 pub const EXIT_DENIED: i32 = 4;
+/// Exit code: an agent run ended without an answer.
+pub const EXIT_INCOMPLETE: i32 = 5;
+/// Exit code: stopped by Ctrl-C (128 + SIGINT, as shells report it).
+pub const EXIT_INTERRUPTED: i32 = 130;
 
 /// Environment variable selecting log output, in `tracing` filter syntax
 /// (`info`, `toolcell=debug`); warnings only by default.
@@ -55,6 +64,11 @@ enum Command {
     /// List, inspect, call, install and remove tools.
     #[command(subcommand)]
     Tools(tools::ToolsCommand),
+    /// Let a model work on the workspace with the tools: one task, or a conversation.
+    Chat(chat::ChatArgs),
+    /// List, show and export recorded runs.
+    #[command(subcommand)]
+    Runs(runs::RunsCommand),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -69,6 +83,8 @@ pub fn main() -> i32 {
     init_logging();
     let outcome = match cli.command {
         Command::Tools(command) => tools::run(&cli.config, command),
+        Command::Chat(args) => chat::run(&cli.config, args),
+        Command::Runs(command) => runs::run(&cli.config, command),
     };
     match outcome {
         Ok(code) => code,

@@ -3,7 +3,7 @@
 use super::{
     EXIT_DENIED, EXIT_ERROR, EXIT_OK, EXIT_TOOL_FAILED, load_workspace, open_dispatcher, print_out,
 };
-use crate::approval::{ApproveAll, Approver, TerminalApprover};
+use crate::approval::StandingApprovals;
 use crate::config::WorkspaceConfig;
 use crate::dispatch::Dispatcher;
 use crate::grant::{ApprovalSource, ToolGrant};
@@ -307,11 +307,11 @@ fn call(
     json: bool,
     logs: bool,
 ) -> Result<i32> {
-    let approver: &dyn Approver = if yes { &ApproveAll } else { &TerminalApprover };
+    let approver = StandingApprovals::interactive(yes, [], "--yes to approve it");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let outcome = runtime.block_on(dispatcher.call(name, args, approver));
+    let outcome = runtime.block_on(dispatcher.call(name, args, &approver));
     if logs {
         for (stream, captured) in [("stdout", &outcome.stdout), ("stderr", &outcome.stderr)] {
             if !captured.text.is_empty() || captured.dropped > 0 {

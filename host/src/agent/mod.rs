@@ -1,0 +1,405 @@
+//! The agent loop: the model calls tools, the host checks each call, asks
+//! for approval where the policy says so, runs it in its cell and sends the
+//! result back, until the model answers without tools or the round budget
+//! ends.
+//!
+//! Everything a model can get wrong comes back to it in band, as the result
+//! of the call that went wrong: an unknown tool (with the valid names),
+//! arguments that are not JSON or do not fit the schema, arguments cut off
+//! by the output limit, the tool's own error, a timeout, a denial, and the
+//! same call repeated too often. Only the model server failing for good, or
+//! the user stopping the run, ends a run early.
+
+pub mod context;
+pub mod prompt;
+pub mod repeat;
+pub mod view;
+
+use crate::approval::ApprovalMode;
+use crate::approval::{Approver, Decision};
+use crate::dispatch::{CallError, Dispatcher};
+use crate::grant::ToolGrant;
+use crate::llm::{ChatProvider, ChatRequest, Finish, LlmError, Message, ToolCall, ToolSpec, Turn};
+use crate::store::{RunId, Store};
+use repeat::RepeatGuard;
+use serde_json::Value;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use view::{AgentView, CallStatus};
+
+/// Model requests per task when nothing else is set: enough for a
+/// read-think-edit-check cycle over a few files, small enough that a model
+/// stuck in a loop stops soon.
+pub const DEFAULT_MAX_ROUNDS: u32 = 10;
+
+/// How an agent works.
+#[derive(Debug, Clone)]
+pub struct AgentSettings {
+    /// Model requests per task.
+    pub max_rounds: u32,
+    /// The model's context, for cutting results and trimming history.
+    pub num_ctx: u32,
+    /// Retries of a failed model request.
+    pub max_retries: u32,
+}
+
+/// How a task ended.
+#[derive(Debug)]
+pub enum Outcome {
+    /// The model answered without asking for tools.
+    Answered(String),
+    /// The round budget ran out first.
+    BudgetExhausted { rounds: u32 },
+    /// The user stopped it (Ctrl-C, or quit at an approval prompt).
+    Cancelled,
+    /// The model server failed, after retries.
+    Failed(LlmError),
+}
+
+/// Where a run is recorded.
+#[derive(Clone, Copy)]
+pub struct Recording<'a> {
+    pub store: &'a Store,
+    pub run: RunId,
+}
+
+/// A conversation with a model that may use the workspace's tools.
+pub struct Agent<'a> {
+    dispatcher: &'a Dispatcher,
+    provider: &'a dyn ChatProvider,
+    approver: &'a dyn Approver,
+    recording: Option<Recording<'a>>,
+    settings: AgentSettings,
+    tools: Vec<ToolSpec>,
+    tools_bytes: usize,
+    messages: Vec<Message>,
+    repeat: RepeatGuard,
+}
+
+/// What became of one tool call.
+struct CallResult {
+    content: String,
+    status: CallStatus,
+    decision: &'static str,
+    error_kind: Option<&'static str>,
+    duration: Duration,
+    /// The user chose to stop the whole run.
+    quit: bool,
+}
+
+impl<'a> Agent<'a> {
+    /// An agent over the dispatcher's tools. Tools that are disabled, or
+    /// denied by the config, are not offered.
+    pub fn new(
+        dispatcher: &'a Dispatcher,
+        provider: &'a dyn ChatProvider,
+        approver: &'a dyn Approver,
+        recording: Option<Recording<'a>>,
+        settings: AgentSettings,
+    ) -> Self {
+        let tools = offered_tools(dispatcher);
+        let system = Message::system(prompt::system_prompt(dispatcher.config(), &tools));
+        let mut agent = Self {
+            dispatcher,
+            provider,
+            approver,
+            recording,
+            settings,
+            tools_bytes: context::tools_bytes(&tools),
+            tools,
+            messages: Vec::new(),
+            repeat: RepeatGuard::default(),
+        };
+        agent.push(system);
+        agent
+    }
+
+    /// The tools offered to the model.
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+
+    /// The conversation so far.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    fn push(&mut self, message: Message) {
+        if let Some(rec) = self.recording
+            && let Err(e) = rec.store.add_message(rec.run, &message)
+        {
+            tracing::warn!(
+                "cannot record a message in {}: {e:#}",
+                rec.store.path().display()
+            );
+        }
+        self.messages.push(message);
+    }
+
+    /// Works on `task` until the model answers, the budget ends, the model
+    /// server fails or `cancel` fires.
+    pub async fn ask(
+        &mut self,
+        task: &str,
+        view: &mut dyn AgentView,
+        cancel: &CancellationToken,
+    ) -> Outcome {
+        self.push(Message::user(task));
+        for _ in 0..self.settings.max_rounds {
+            let dropped =
+                context::trim(&mut self.messages, self.tools_bytes, self.settings.num_ctx);
+            if dropped > 0 {
+                view.notice(&format!(
+                    "dropped the {dropped} oldest messages to stay within the context of {} tokens",
+                    self.settings.num_ctx
+                ));
+            }
+            let turn = match self.request(view, cancel).await {
+                Ok(turn) => turn,
+                Err(outcome) => return outcome,
+            };
+            view.turn_end();
+            self.push(Message::from_turn(&turn));
+            if turn.tool_calls.is_empty() {
+                return Outcome::Answered(turn.content);
+            }
+            if self.run_calls(&turn, view, cancel).await.is_err() {
+                return Outcome::Cancelled;
+            }
+        }
+        Outcome::BudgetExhausted {
+            rounds: self.settings.max_rounds,
+        }
+    }
+
+    /// One model request, retried on connection errors, 429 and 5xx.
+    async fn request(
+        &mut self,
+        view: &mut dyn AgentView,
+        cancel: &CancellationToken,
+    ) -> Result<Turn, Outcome> {
+        let mut attempt = 0;
+        loop {
+            let request = ChatRequest {
+                messages: &self.messages,
+                tools: &self.tools,
+            };
+            let result = {
+                let mut sink = |event: crate::llm::StreamEvent<'_>| view.stream(event);
+                tokio::select! {
+                    result = self.provider.chat(request, &mut sink) => result,
+                    () = cancel.cancelled() => return Err(Outcome::Cancelled),
+                }
+            };
+            match result {
+                Ok(turn) => return Ok(turn),
+                Err(error) if error.is_retryable() && attempt < self.settings.max_retries => {
+                    attempt += 1;
+                    let wait = crate::llm::retry::backoff(attempt);
+                    view.notice(&format!(
+                        "{error}; retrying in {:.1} s ({attempt} of {})",
+                        wait.as_secs_f64(),
+                        self.settings.max_retries
+                    ));
+                    tokio::select! {
+                        () = tokio::time::sleep(wait) => {}
+                        () = cancel.cancelled() => return Err(Outcome::Cancelled),
+                    }
+                }
+                Err(error) => return Err(Outcome::Failed(error)),
+            }
+        }
+    }
+
+    /// Runs the calls of one turn in order and sends back one result per
+    /// call. `Err` when the run was stopped; the calls not run then get a
+    /// `cancelled` result, so every call still has its answer.
+    async fn run_calls(
+        &mut self,
+        turn: &Turn,
+        view: &mut dyn AgentView,
+        cancel: &CancellationToken,
+    ) -> Result<(), ()> {
+        let mut stopped = false;
+        for call in &turn.tool_calls {
+            let row = self.recording.and_then(|rec| {
+                rec.store
+                    .start_tool_call(rec.run, &call.id, &call.name, &call.arguments)
+                    .map_err(|e| tracing::warn!("cannot record a tool call: {e:#}"))
+                    .ok()
+            });
+            let result = if stopped || cancel.is_cancelled() {
+                stopped = true;
+                cancelled_result("the run was stopped before this call ran")
+            } else {
+                self.run_call(call, turn.finish == Finish::Length, view, cancel)
+                    .await
+            };
+            if result.quit || result.status == CallStatus::Cancelled {
+                stopped = true;
+            }
+            let content = context::cut_tool_result(result.content, self.settings.num_ctx);
+            view.call_status(
+                call,
+                result.status,
+                Some(result.duration),
+                Some(&crate::text::one_line(&content, 100)),
+            );
+            if let (Some(rec), Some(row)) = (self.recording, row)
+                && let Err(e) = rec.store.finish_tool_call(
+                    row,
+                    result.decision,
+                    result.status.record(),
+                    &content,
+                    result.error_kind,
+                    result.duration,
+                )
+            {
+                tracing::warn!("cannot record a tool call: {e:#}");
+            }
+            self.push(Message::tool_result(call, content));
+        }
+        if stopped { Err(()) } else { Ok(()) }
+    }
+
+    /// One call: parse, guard against repeats, check, approve, run.
+    async fn run_call(
+        &mut self,
+        call: &ToolCall,
+        cut_off: bool,
+        view: &mut dyn AgentView,
+        cancel: &CancellationToken,
+    ) -> CallResult {
+        let started = Instant::now();
+        let refused = |content: String, kind: &'static str| CallResult {
+            content,
+            status: CallStatus::Failed,
+            decision: "not-asked",
+            error_kind: Some(kind),
+            duration: started.elapsed(),
+            quit: false,
+        };
+        let args = match call.parsed_arguments() {
+            Ok(args) => args,
+            Err(_) if cut_off => {
+                return refused(
+                    format!(
+                        "error (truncated): the arguments of `{}` were cut off by the model's output limit, so the call was not run. Send it again with shorter arguments (for a long file, write a first part and add the rest with further edits).",
+                        call.name
+                    ),
+                    "truncated",
+                );
+            }
+            Err(problem) => {
+                return refused(
+                    format!(
+                        "error (invalid-args): {problem}. The call was not run; send it again with a JSON object that fits the schema of `{}`.",
+                        call.name
+                    ),
+                    "invalid-args",
+                );
+            }
+        };
+        if let Some(message) = self.repeat.check(&call.name, &args) {
+            return refused(format!("error (repeated): {message}"), "repeated");
+        }
+        let admitted = match self.dispatcher.admit(&call.name, &args) {
+            Ok(admitted) => admitted,
+            Err(error) => {
+                let status = if error.is_denial() {
+                    CallStatus::Denied
+                } else {
+                    CallStatus::Failed
+                };
+                return CallResult {
+                    status,
+                    ..refused(error_text(&error), error.kind())
+                };
+            }
+        };
+        let mut decision = "auto";
+        if admitted.needs_approval {
+            view.call_status(call, CallStatus::WaitingForApproval, None, None);
+            let request = self.dispatcher.approval_request(&admitted, &args);
+            let answer = tokio::select! {
+                answer = self.approver.decide(&request) => answer,
+                () = cancel.cancelled() => return cancelled_result("the run was stopped while this call waited for approval"),
+            };
+            decision = answer.label();
+            if let Some(error) = admitted.refusal(&answer) {
+                return CallResult {
+                    status: CallStatus::Denied,
+                    decision,
+                    quit: answer == Decision::Quit,
+                    ..refused(error_text(&error), error.kind())
+                };
+            }
+        }
+        view.call_status(call, CallStatus::Running, None, None);
+        let outcome = tokio::select! {
+            outcome = self.dispatcher.execute(admitted, &args) => outcome,
+            () = cancel.cancelled() => {
+                return CallResult { decision, ..cancelled_result("the run was stopped while this call ran; it may have done part of its work") };
+            }
+        };
+        let duration = started.elapsed();
+        match outcome.result {
+            Ok(value) => CallResult {
+                content: match value {
+                    Value::String(text) => text,
+                    other => other.to_string(),
+                },
+                status: CallStatus::Done,
+                decision,
+                error_kind: None,
+                duration,
+                quit: false,
+            },
+            Err(error) => CallResult {
+                status: if error.is_denial() {
+                    CallStatus::Denied
+                } else {
+                    CallStatus::Failed
+                },
+                decision,
+                duration,
+                ..refused(error_text(&error), error.kind())
+            },
+        }
+    }
+}
+
+fn cancelled_result(why: &str) -> CallResult {
+    CallResult {
+        content: format!("cancelled: {why}"),
+        status: CallStatus::Cancelled,
+        decision: "not-asked",
+        error_kind: Some("cancelled"),
+        duration: Duration::ZERO,
+        quit: false,
+    }
+}
+
+/// A call error as the model reads it: its kind, then what happened.
+fn error_text(error: &CallError) -> String {
+    format!("error ({}): {error}", error.kind())
+}
+
+/// The tools to offer: every registered tool that is enabled and not
+/// denied, with its schema.
+fn offered_tools(dispatcher: &Dispatcher) -> Vec<ToolSpec> {
+    let registry = dispatcher.registry();
+    registry
+        .names()
+        .into_iter()
+        .filter_map(|name| {
+            let entry = registry.get(name)?;
+            let grant = ToolGrant::resolve(&entry.manifest, dispatcher.config()).ok()?;
+            (grant.enabled && grant.approval != ApprovalMode::Deny).then(|| ToolSpec {
+                name: name.to_string(),
+                description: entry.manifest.description.clone(),
+                parameters: entry.manifest.parameters.clone(),
+            })
+        })
+        .collect()
+}

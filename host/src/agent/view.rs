@@ -1,0 +1,73 @@
+//! What the agent loop shows while it works. The command line prints to
+//! the terminal; workflows and the MCP server will show (or log) it their
+//! own way; tests can collect it.
+
+use crate::llm::{StreamEvent, ToolCall};
+use std::time::Duration;
+
+/// Where a tool call stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallStatus {
+    WaitingForApproval,
+    Running,
+    Done,
+    Failed,
+    Denied,
+    Cancelled,
+}
+
+impl CallStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CallStatus::WaitingForApproval => "waiting for approval",
+            CallStatus::Running => "running",
+            CallStatus::Done => "done",
+            CallStatus::Failed => "failed",
+            CallStatus::Denied => "denied",
+            CallStatus::Cancelled => "cancelled",
+        }
+    }
+
+    /// The word stored in the run record.
+    pub fn record(self) -> &'static str {
+        match self {
+            CallStatus::WaitingForApproval | CallStatus::Running => "running",
+            CallStatus::Done => "done",
+            CallStatus::Failed => "failed",
+            CallStatus::Denied => "denied",
+            CallStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// Receives what the loop does, as it happens. Calls come from the task
+/// running the loop, never concurrently.
+pub trait AgentView: Send {
+    /// A piece of the model's answer or thinking.
+    fn stream(&mut self, event: StreamEvent<'_>);
+
+    /// The model's turn is complete (ends a line of streamed text).
+    fn turn_end(&mut self) {}
+
+    /// A tool call changed status. `summary` is set for the final statuses:
+    /// a one-line account of the result or the error.
+    fn call_status(
+        &mut self,
+        call: &ToolCall,
+        status: CallStatus,
+        duration: Option<Duration>,
+        summary: Option<&str>,
+    );
+
+    /// Something the user should know (a retry, dropped context).
+    fn notice(&mut self, text: &str);
+}
+
+/// Shows nothing.
+pub struct Silent;
+
+impl AgentView for Silent {
+    fn stream(&mut self, _: StreamEvent<'_>) {}
+    fn call_status(&mut self, _: &ToolCall, _: CallStatus, _: Option<Duration>, _: Option<&str>) {}
+    fn notice(&mut self, _: &str) {}
+}

@@ -1,0 +1,146 @@
+//! Approvals: whether a tool call may run, decided by policy and, when the
+//! policy says `ask`, by whoever answers for the user.
+//!
+//! The policy (manifest default, config override) gives an [`ApprovalMode`];
+//! an [`Approver`] answers the `ask` case. An approval covers one call with
+//! exactly the arguments shown, once.
+//!
+//! - [`StandingApprovals`]: what was granted up front (`--yes`,
+//!   `--approve TOOL`, a schedule's `approve` list), then the terminal if
+//!   there is one, else a denial that says how to grant it;
+//! - [`terminal`]: the prompt, with the change a call would make ([`preview`]).
+
+pub mod preview;
+pub mod terminal;
+
+use async_trait::async_trait;
+use serde_json::Value;
+use std::collections::BTreeSet;
+
+/// What the policy says about calls of one tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalMode {
+    /// Run without asking.
+    Auto,
+    /// Ask the user before every call.
+    Ask,
+    /// Never run.
+    Deny,
+}
+
+impl std::fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ApprovalMode::Auto => "auto",
+            ApprovalMode::Ask => "ask",
+            ApprovalMode::Deny => "deny",
+        })
+    }
+}
+
+/// One call waiting for approval.
+#[derive(Debug)]
+pub struct ApprovalRequest<'a> {
+    pub tool: &'a str,
+    pub args: &'a Value,
+    pub mutates: bool,
+    /// What the call would change, computed by the host from the current
+    /// files (for the file-changing built-in tools), or why that is unknown.
+    pub preview: Option<String>,
+    /// A warning shown with the request (an external, unsandboxed tool).
+    pub warning: Option<String>,
+}
+
+/// The answer to an [`ApprovalRequest`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    /// This call may run.
+    Approved,
+    /// This call, and every later call of the same tool in this run.
+    ApprovedForRun,
+    /// Declined, with the reason shown to the caller (and the model).
+    Declined(String),
+    /// Declined, and the user wants the whole run to stop.
+    Quit,
+}
+
+impl Decision {
+    pub fn is_approved(&self) -> bool {
+        matches!(self, Decision::Approved | Decision::ApprovedForRun)
+    }
+
+    /// For the run record.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Decision::Approved => "approved",
+            Decision::ApprovedForRun => "approved-for-run",
+            Decision::Declined(_) => "declined",
+            Decision::Quit => "quit",
+        }
+    }
+}
+
+/// Answers approval requests for the user. It may wait a long time (a
+/// person at a terminal); callers that can be cancelled race it against
+/// their cancellation.
+#[async_trait]
+pub trait Approver: Send + Sync {
+    async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision;
+}
+
+/// Approves everything: a caller that already asked.
+pub struct ApproveAll;
+
+#[async_trait]
+impl Approver for ApproveAll {
+    async fn decide(&self, _: &ApprovalRequest<'_>) -> Decision {
+        Decision::Approved
+    }
+}
+
+/// Approvals granted before the run, then the terminal, then a denial.
+pub struct StandingApprovals {
+    /// `--yes`: every call that asks is approved.
+    pub all: bool,
+    /// `--approve TOOL`: calls of these tools are approved.
+    pub tools: BTreeSet<String>,
+    /// Whom to ask otherwise; `None` when nobody can answer.
+    pub ask: Option<terminal::TerminalApprover>,
+    /// How the user grants a call up front, for the denial message; `{tool}`
+    /// stands for the tool's name.
+    pub grant_hint: &'static str,
+}
+
+impl StandingApprovals {
+    /// For a command run by a person: `--yes`, `--approve`, and the terminal
+    /// when stdin is one.
+    pub fn interactive(
+        all: bool,
+        tools: impl IntoIterator<Item = String>,
+        grant_hint: &'static str,
+    ) -> Self {
+        Self {
+            all,
+            tools: tools.into_iter().collect(),
+            ask: terminal::TerminalApprover::if_terminal(),
+            grant_hint,
+        }
+    }
+}
+
+#[async_trait]
+impl Approver for StandingApprovals {
+    async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision {
+        if self.all || self.tools.contains(request.tool) {
+            return Decision::Approved;
+        }
+        match &self.ask {
+            Some(terminal) => terminal.decide(request).await,
+            None => Decision::Declined(format!(
+                "`{}` needs approval and there is no terminal to ask on: pass {}",
+                request.tool,
+                self.grant_hint.replace("{tool}", request.tool)
+            )),
+        }
+    }
+}

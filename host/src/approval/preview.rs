@@ -1,0 +1,154 @@
+//! What a call of a file-changing built-in tool would change, computed by
+//! the host from the current files (read through the same root the tool may
+//! access) for the approval prompt: a unified diff for `write_file` and
+//! `replace_in_file`, a description for `move_path` and `delete_path`.
+
+use crate::config::WorkspaceConfig;
+use crate::workspace::{Entry, read_entry};
+use serde_json::Value;
+use similar::TextDiff;
+
+/// Files larger than this are not diffed: the prompt says so instead.
+const MAX_DIFF_FILE: u64 = 2 * 1024 * 1024;
+/// Diff lines shown; the rest is counted, not shown.
+const MAX_DIFF_LINES: usize = 200;
+/// Lines of context around each change.
+const CONTEXT_LINES: usize = 3;
+
+/// The change `tool` would make with `args`, or `None` for tools the host
+/// knows nothing about.
+pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<String> {
+    let text = |key: &str| args.get(key).and_then(Value::as_str);
+    Some(match tool {
+        "write_file" => {
+            let path = text("path")?;
+            let new = text("content")?;
+            match read_entry(config, path, MAX_DIFF_FILE) {
+                Ok(Entry::Missing) => format!(
+                    "create `{path}` ({} lines, {} bytes)\n{}",
+                    new.lines().count(),
+                    new.len(),
+                    diff("", new, path)
+                ),
+                Ok(Entry::File(old)) => match String::from_utf8(old) {
+                    Ok(old) if old == new => format!("`{path}` would not change"),
+                    Ok(old) => diff(&old, new, path),
+                    Err(_) => format!("replace the binary file `{path}`"),
+                },
+                Ok(Entry::Folder { .. }) => format!("`{path}` is a folder: the tool will refuse"),
+                Ok(Entry::Other) => format!("replace `{path}` (too large to show a diff)"),
+                Err(e) => format!("cannot read `{path}` to show the change: {e}"),
+            }
+        }
+        "replace_in_file" => {
+            let path = text("path")?;
+            let old_text = text("old_text")?;
+            let new_text = text("new_text")?;
+            match read_entry(config, path, MAX_DIFF_FILE) {
+                Ok(Entry::File(bytes)) => match String::from_utf8(bytes) {
+                    Ok(old) => match old.matches(old_text).count() {
+                        1 => diff(&old, &old.replacen(old_text, new_text, 1), path),
+                        0 => format!("`old_text` does not occur in `{path}`: the tool will refuse"),
+                        n => {
+                            format!("`old_text` occurs {n} times in `{path}`: the tool will refuse")
+                        }
+                    },
+                    Err(_) => format!("`{path}` is not UTF-8 text: the tool will refuse"),
+                },
+                Ok(Entry::Missing) => format!("`{path}` does not exist: the tool will refuse"),
+                Ok(_) => format!("edit `{path}` (cannot show a diff of it)"),
+                Err(e) => format!("cannot read `{path}` to show the change: {e}"),
+            }
+        }
+        "move_path" => {
+            let from = text("from")?;
+            let to = text("to")?;
+            let what = describe(config, from);
+            let target = match read_entry(config, to, 0) {
+                Ok(Entry::Missing) => String::new(),
+                Ok(_) => format!("\n`{to}` already exists: the tool will refuse"),
+                Err(e) => format!("\ncannot check `{to}`: {e}"),
+            };
+            format!("move {what} to `{to}`{target}")
+        }
+        "delete_path" => {
+            let path = text("path")?;
+            let recursive = args.get("recursive").and_then(Value::as_bool) == Some(true);
+            let what = describe(config, path);
+            let note = if recursive {
+                " and everything in it"
+            } else {
+                ""
+            };
+            format!("delete {what}{note} (kept in .toolcell/trash)")
+        }
+        _ => return None,
+    })
+}
+
+fn describe(config: &WorkspaceConfig, path: &str) -> String {
+    match read_entry(config, path, u64::MAX) {
+        Ok(Entry::File(bytes)) => format!("the file `{path}` ({} bytes)", bytes.len()),
+        Ok(Entry::Folder { entries }) => format!("the folder `{path}` ({entries} entries)"),
+        Ok(Entry::Missing) => format!("`{path}` (which does not exist: the tool will refuse)"),
+        Ok(Entry::Other) => format!("`{path}`"),
+        Err(e) => format!("`{path}` (cannot be read: {e})"),
+    }
+}
+
+/// A unified diff of `old` → `new`, cut to [`MAX_DIFF_LINES`].
+fn diff(old: &str, new: &str, path: &str) -> String {
+    let diff = TextDiff::from_lines(old, new);
+    let text = diff
+        .unified_diff()
+        .context_radius(CONTEXT_LINES)
+        .header(&format!("a/{path}"), &format!("b/{path}"))
+        .to_string();
+    let total = text.lines().count();
+    if total <= MAX_DIFF_LINES {
+        return text;
+    }
+    let mut shown: String = text
+        .lines()
+        .take(MAX_DIFF_LINES)
+        .flat_map(|l| [l, "\n"])
+        .collect();
+    shown.push_str(&format!("… {} more diff lines\n", total - MAX_DIFF_LINES));
+    shown
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn write_and_replace_show_diffs_and_escapes_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("a.txt"), "one\ntwo\nthree\n").unwrap();
+        let config = WorkspaceConfig::default_for(dir.path()).unwrap();
+        let shown = preview(
+            &config,
+            "write_file",
+            &json!({"path": "a.txt", "content": "one\n2\nthree\n"}),
+        )
+        .unwrap();
+        assert!(shown.contains("-two\n+2\n"), "{shown}");
+        let shown = preview(
+            &config,
+            "replace_in_file",
+            &json!({"path": "a.txt", "old_text": "three", "new_text": "3"}),
+        )
+        .unwrap();
+        assert!(shown.contains("-three\n+3\n"), "{shown}");
+        let shown = preview(
+            &config,
+            "write_file",
+            &json!({"path": "../x", "content": ""}),
+        )
+        .unwrap();
+        assert!(shown.contains("outside the workspace"), "{shown}");
+        let shown = preview(&config, "delete_path", &json!({"path": "a.txt"})).unwrap();
+        assert!(shown.contains("the file `a.txt` (14 bytes)"), "{shown}");
+    }
+}

@@ -1,0 +1,144 @@
+//! The approval prompt at a terminal: the exact arguments, what would
+//! change, and the answers yes / no (with a reason for the model) / yes to
+//! this tool for the rest of the run / quit.
+
+use super::{ApprovalRequest, Approver, Decision};
+use async_trait::async_trait;
+use std::collections::BTreeSet;
+use std::io::{BufRead, IsTerminal, Write};
+use std::sync::Mutex;
+
+/// Longest argument text shown whole; beyond it the middle is elided, and
+/// the preview shows the change itself.
+const MAX_SHOWN_ARGS: usize = 4000;
+
+/// Asks on the terminal (stdin for answers, stderr for the prompt).
+pub struct TerminalApprover {
+    /// Tools the user approved for the rest of the run.
+    approved_for_run: Mutex<BTreeSet<String>>,
+}
+
+impl TerminalApprover {
+    /// A prompt on this process's terminal, if stdin is one.
+    pub fn if_terminal() -> Option<Self> {
+        std::io::stdin().is_terminal().then(|| Self {
+            approved_for_run: Mutex::default(),
+        })
+    }
+}
+
+/// The text of the prompt for `request`.
+pub fn render(request: &ApprovalRequest<'_>) -> String {
+    let mut text = format!("\n? `{}` wants to run with:\n", request.tool);
+    let args = serde_json::to_string_pretty(request.args).unwrap_or_default();
+    let args = if args.len() > MAX_SHOWN_ARGS {
+        let head = crate::text::shorten(&args, MAX_SHOWN_ARGS / 2);
+        format!("{head}\n  … ({} characters in all)", args.chars().count())
+    } else {
+        args
+    };
+    for line in args.lines() {
+        text.push_str("    ");
+        text.push_str(line);
+        text.push('\n');
+    }
+    if let Some(warning) = &request.warning {
+        text.push_str(&format!("  ! {warning}\n"));
+    }
+    if let Some(preview) = &request.preview {
+        text.push_str("  what will change:\n");
+        for line in preview.lines() {
+            text.push_str("    ");
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    text.push_str(&format!(
+        "  [y] yes  [n] no (add a reason: `n too risky`)  [a] yes to `{}` for this run  [q] quit\n> ",
+        request.tool
+    ));
+    text
+}
+
+/// What the answer `line` means.
+pub fn parse_answer(line: &str, tool: &str) -> Option<Decision> {
+    let line = line.trim();
+    let (word, rest) = match line.split_once(char::is_whitespace) {
+        Some((word, rest)) => (word, rest.trim()),
+        None => (line, ""),
+    };
+    match word.to_ascii_lowercase().as_str() {
+        "y" | "yes" => Some(Decision::Approved),
+        "a" | "always" => Some(Decision::ApprovedForRun),
+        "q" | "quit" => Some(Decision::Quit),
+        "n" | "no" => Some(Decision::Declined(if rest.is_empty() {
+            format!("the user declined this call of `{tool}`")
+        } else {
+            format!("the user declined this call of `{tool}`: {rest}")
+        })),
+        _ => None,
+    }
+}
+
+#[async_trait]
+impl Approver for TerminalApprover {
+    async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision {
+        if self
+            .approved_for_run
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains(request.tool)
+        {
+            return Decision::Approved;
+        }
+        let prompt = render(request);
+        let tool = request.tool.to_string();
+        // stdin blocks: read it on a blocking thread so Ctrl-C still reaches
+        // the run while the prompt waits.
+        let decision = tokio::task::spawn_blocking(move || {
+            let mut stderr = std::io::stderr();
+            let _ = stderr.write_all(prompt.as_bytes());
+            let _ = stderr.flush();
+            loop {
+                let mut answer = String::new();
+                match std::io::stdin().lock().read_line(&mut answer) {
+                    Ok(0) | Err(_) => return Decision::Quit,
+                    Ok(_) => {}
+                }
+                if let Some(decision) = parse_answer(&answer, &tool) {
+                    return decision;
+                }
+                let _ = write!(stderr, "  answer y, n [reason], a or q\n> ");
+                let _ = stderr.flush();
+            }
+        })
+        .await
+        .unwrap_or(Decision::Quit);
+        if decision == Decision::ApprovedForRun {
+            self.approved_for_run
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(request.tool.to_string());
+        }
+        decision
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers() {
+        assert_eq!(parse_answer("Y\n", "t"), Some(Decision::Approved));
+        assert_eq!(parse_answer("a", "t"), Some(Decision::ApprovedForRun));
+        assert_eq!(parse_answer("q", "t"), Some(Decision::Quit));
+        assert_eq!(
+            parse_answer("n  keep the old file ", "write_file"),
+            Some(Decision::Declined(
+                "the user declined this call of `write_file`: keep the old file".into()
+            ))
+        );
+        assert_eq!(parse_answer("maybe", "t"), None);
+    }
+}

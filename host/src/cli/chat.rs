@@ -1,0 +1,222 @@
+//! `toolcell chat "TASK"` (one task, then exit) and `toolcell chat` (an
+//! interactive conversation): a model works on the workspace with its tools.
+
+use super::view::TerminalView;
+use super::{EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, open_dispatcher};
+use crate::agent::{Agent, AgentSettings, Outcome, Recording};
+use crate::approval::StandingApprovals;
+use crate::config::MAX_ROUNDS_LIMIT;
+use crate::llm::{self, ProviderKind};
+use crate::store::{RunStatus, Store};
+use anyhow::{Context, Result, anyhow};
+use clap::Args;
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Debug, Args)]
+pub struct ChatArgs {
+    /// The task. Without it, an interactive conversation (one task per line;
+    /// an empty line or end of input ends it).
+    prompt: Option<String>,
+    /// The model (overrides `name` under [model]).
+    #[arg(long, short)]
+    model: Option<String>,
+    /// The server's protocol: `ollama` or `openai` (any OpenAI-compatible server).
+    #[arg(long, value_parser = parse_provider)]
+    provider: Option<ProviderKind>,
+    /// The server's address (for `openai`, up to and including `/v1`).
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// The model's context size in tokens.
+    #[arg(long, value_name = "TOKENS")]
+    num_ctx: Option<u32>,
+    /// Model requests per task before the run stops without an answer.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_ROUNDS_LIMIT as i64))]
+    max_rounds: Option<u32>,
+    /// Approve every call that would ask (trusted runs only).
+    #[arg(long)]
+    yes: bool,
+    /// Approve calls of TOOL without asking (repeatable).
+    #[arg(long = "approve", value_name = "TOOL")]
+    approve: Vec<String>,
+    /// Hide the model's thinking instead of showing it dimmed.
+    #[arg(long)]
+    hide_thinking: bool,
+}
+
+fn parse_provider(text: &str) -> Result<ProviderKind, String> {
+    ProviderKind::parse(text)
+        .ok_or_else(|| format!("`{text}` is not a provider: use `ollama` or `openai`"))
+}
+
+/// How a run ended: its status, the exit code, the answer and the error.
+type RunEnd = (RunStatus, i32, Option<String>, Option<String>);
+
+/// Stops the current task on the first Ctrl-C and the process on the second.
+struct Interrupts {
+    current: Mutex<CancellationToken>,
+}
+
+impl Interrupts {
+    fn start() -> Arc<Self> {
+        let interrupts = Arc::new(Self {
+            current: Mutex::new(CancellationToken::new()),
+        });
+        let handle = interrupts.clone();
+        tokio::spawn(async move {
+            while tokio::signal::ctrl_c().await.is_ok() {
+                let token = handle.token();
+                if token.is_cancelled() {
+                    eprintln!("\ntoolcell: stopped at once");
+                    std::process::exit(EXIT_INTERRUPTED);
+                }
+                eprintln!("\ntoolcell: stopping (Ctrl-C again to quit at once)");
+                token.cancel();
+            }
+        });
+        interrupts
+    }
+
+    fn token(&self) -> CancellationToken {
+        self.current
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// A fresh token for the next task.
+    fn renew(&self) -> CancellationToken {
+        let token = CancellationToken::new();
+        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = token.clone();
+        token
+    }
+}
+
+pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
+    let dispatcher = open_dispatcher(config)?;
+    let mut model = dispatcher.config().model.clone();
+    if let Some(provider) = args.provider {
+        if args.base_url.is_none() && provider != model.provider {
+            model.base_url = provider.default_base_url().into();
+        }
+        model.provider = provider;
+    }
+    if let Some(url) = args.base_url {
+        model.base_url = url;
+    }
+    if let Some(name) = args.model {
+        model.name = Some(name);
+    }
+    if let Some(num_ctx) = args.num_ctx {
+        model.num_ctx = num_ctx;
+    }
+    model.check().map_err(|e| anyhow!("{e}"))?;
+    let provider = llm::connect(&model).map_err(|e| anyhow!("{e}"))?;
+    let settings = AgentSettings {
+        max_rounds: args
+            .max_rounds
+            .unwrap_or(dispatcher.config().agent.max_rounds),
+        num_ctx: model.num_ctx,
+        max_retries: model.max_retries,
+    };
+    let store = Store::open(&dispatcher.config().state_dir())?;
+    let title = args
+        .prompt
+        .clone()
+        .unwrap_or_else(|| "interactive chat".into());
+    let run = store.start_run("chat", &title, Some(provider.model()))?;
+    let approver = StandingApprovals::interactive(
+        args.yes,
+        args.approve,
+        "--approve {tool} (or --yes) to allow it",
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let mut view = TerminalView::new(!args.hide_thinking);
+    let (status, code, answer, error) = runtime.block_on(async {
+        let interrupts = Interrupts::start();
+        let mut agent = Agent::new(
+            &dispatcher,
+            provider.as_ref(),
+            &approver,
+            Some(Recording { store: &store, run }),
+            settings,
+        );
+        match &args.prompt {
+            Some(task) => {
+                let outcome = agent.ask(task, &mut view, &interrupts.token()).await;
+                settle(outcome, &mut view)
+            }
+            None => interactive(&mut agent, &mut view, &interrupts).await,
+        }
+    });
+    store
+        .finish_run(run, status, answer.as_deref(), error.as_deref())
+        .context("cannot record the end of the run")?;
+    eprintln!("toolcell: run {run} is recorded: toolcell runs show {run}");
+    Ok(code)
+}
+
+/// The run's status, exit code, answer and error for `outcome`, after
+/// saying what happened.
+fn settle(outcome: Outcome, view: &mut TerminalView) -> RunEnd {
+    use crate::agent::view::AgentView;
+    match outcome {
+        Outcome::Answered(answer) => (RunStatus::Succeeded, EXIT_OK, Some(answer), None),
+        Outcome::BudgetExhausted { rounds } => {
+            let message = format!(
+                "stopped: the model used all {rounds} rounds of its budget without giving a final answer; raise --max-rounds (or max_rounds under [agent]) or make the task smaller"
+            );
+            view.notice(&message);
+            (RunStatus::Incomplete, EXIT_INCOMPLETE, None, Some(message))
+        }
+        Outcome::Cancelled => {
+            view.notice("stopped by the user");
+            (
+                RunStatus::Cancelled,
+                EXIT_INTERRUPTED,
+                None,
+                Some("stopped by the user".into()),
+            )
+        }
+        Outcome::Failed(error) => {
+            let message = error.to_string();
+            eprintln!("error: {message}");
+            (RunStatus::Failed, EXIT_ERROR, None, Some(message))
+        }
+    }
+}
+
+/// One task per line from stdin until an empty line or the end of input.
+async fn interactive(
+    agent: &mut Agent<'_>,
+    view: &mut TerminalView,
+    interrupts: &Interrupts,
+) -> RunEnd {
+    let mut last = (RunStatus::Succeeded, EXIT_OK, None, None);
+    loop {
+        let token = interrupts.renew();
+        let line = tokio::select! {
+            line = tokio::task::spawn_blocking(|| {
+                let mut err = std::io::stderr();
+                let _ = write!(err, "\nyou> ");
+                let _ = err.flush();
+                let mut line = String::new();
+                std::io::stdin().lock().read_line(&mut line).map(|n| (n > 0).then_some(line))
+            }) => line,
+            () = token.cancelled() => return last,
+        };
+        let task = match line {
+            Ok(Ok(Some(line))) if !line.trim().is_empty() => line.trim().to_string(),
+            _ => return last,
+        };
+        let outcome = agent.ask(&task, view, &token).await;
+        last = settle(outcome, view);
+        if last.0 == RunStatus::Failed {
+            return last;
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! `toolcell runs list | show ID | export ID`: the recorded runs.
+
+use super::{EXIT_OK, load_workspace, print_out};
+use crate::store::{RunDetail, RunSummary, Store};
+use anyhow::{Result, bail};
+use clap::Subcommand;
+use std::path::PathBuf;
+
+/// Runs listed when no `--limit` is given.
+const DEFAULT_LIST_LIMIT: usize = 20;
+
+#[derive(Debug, Subcommand)]
+pub enum RunsCommand {
+    /// The latest runs, newest first.
+    List {
+        /// How many.
+        #[arg(long, default_value_t = DEFAULT_LIST_LIMIT)]
+        limit: usize,
+        /// Only runs with this status (running, succeeded, incomplete, failed, cancelled, interrupted).
+        #[arg(long)]
+        status: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run: its messages and tool calls.
+    Show {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// One run as JSON lines: the run, then each message and tool call.
+    Export { id: i64 },
+}
+
+pub fn run(config: &Option<PathBuf>, command: RunsCommand) -> Result<i32> {
+    let (config, _) = load_workspace(config)?;
+    let store = Store::open(&config.state_dir())?;
+    match command {
+        RunsCommand::List {
+            limit,
+            status,
+            json,
+        } => {
+            let runs = store.list_runs(limit, status.as_deref())?;
+            if json {
+                print_out(&serde_json::to_string_pretty(&runs)?)?;
+            } else if runs.is_empty() {
+                print_out("no runs recorded yet")?;
+            } else {
+                for run in &runs {
+                    print_out(&summary_line(run))?;
+                }
+            }
+        }
+        RunsCommand::Show { id, json } => {
+            let detail = find(&store, id)?;
+            if json {
+                print_out(&serde_json::to_string_pretty(&detail)?)?;
+            } else {
+                print_out(&render(&detail))?;
+            }
+        }
+        RunsCommand::Export { id } => {
+            let detail = find(&store, id)?;
+            let mut summary = serde_json::to_value(&detail.summary)?;
+            summary["type"] = "run".into();
+            print_out(&summary.to_string())?;
+            for message in &detail.messages {
+                let mut line = serde_json::to_value(message)?;
+                line["type"] = "message".into();
+                print_out(&line.to_string())?;
+            }
+            for call in &detail.tool_calls {
+                let mut line = serde_json::to_value(call)?;
+                line["type"] = "tool_call".into();
+                print_out(&line.to_string())?;
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+fn find(store: &Store, id: i64) -> Result<RunDetail> {
+    match store.run(id)? {
+        Some(detail) => Ok(detail),
+        None => bail!(
+            "there is no run {id} in {}\n  fix: `toolcell runs list` shows the recorded runs",
+            store.path().display()
+        ),
+    }
+}
+
+/// A local date and time for unix milliseconds.
+fn when(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| {
+            t.to_zoned(jiff::tz::TimeZone::system())
+                .strftime("%Y-%m-%d %H:%M:%S")
+                .to_string()
+        })
+        .unwrap_or_else(|_| ms.to_string())
+}
+
+fn summary_line(run: &RunSummary) -> String {
+    format!(
+        "{:>5}  {}  {:<11}  {:<5}  {:>2} calls  {}",
+        run.id,
+        when(run.started_at),
+        run.status,
+        run.kind,
+        run.tool_calls,
+        crate::text::one_line(&run.title, 60)
+    )
+}
+
+fn render(detail: &RunDetail) -> String {
+    let run = &detail.summary;
+    let mut text = format!(
+        "run {}  {}  {}\nstarted {}{}\nmodel {}\ntask  {}\n",
+        run.id,
+        run.kind,
+        run.status,
+        when(run.started_at),
+        run.ended_at
+            .map(|e| format!(", ended {}", when(e)))
+            .unwrap_or_default(),
+        run.model.as_deref().unwrap_or("-"),
+        run.title
+    );
+    if let Some(error) = &run.error {
+        text.push_str(&format!("error {error}\n"));
+    }
+    text.push_str(&format!("\ntool calls ({}):\n", detail.tool_calls.len()));
+    for call in &detail.tool_calls {
+        text.push_str(&format!(
+            "  {:>3}. {} {}  [{}{}] {}\n       → {}\n",
+            call.seq,
+            call.tool,
+            crate::text::one_line(&call.arguments, 80),
+            call.status,
+            call.decision
+                .as_deref()
+                .map(|d| format!(", {d}"))
+                .unwrap_or_default(),
+            call.duration_ms
+                .map(|d| format!("{d:.1} ms"))
+                .unwrap_or_default(),
+            crate::text::one_line(call.result.as_deref().unwrap_or(""), 100),
+        ));
+    }
+    if let Some(answer) = &run.answer {
+        text.push_str(&format!("\nanswer:\n{answer}\n"));
+    }
+    text
+}

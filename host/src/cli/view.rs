@@ -1,0 +1,131 @@
+//! How an agent run looks at the terminal: the model's answer streams to
+//! stdout; its thinking (dimmed, or hidden) and the tool calls with their
+//! status go to stderr, so `toolcell chat "…" > answer.md` keeps only the
+//! answer.
+
+use crate::agent::view::{AgentView, CallStatus};
+use crate::llm::{StreamEvent, ToolCall};
+use crate::text::one_line;
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+/// Characters of a call's arguments shown on its status line.
+const SHOWN_ARGS: usize = 80;
+
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+/// Prints a run for a person.
+pub struct TerminalView {
+    show_thinking: bool,
+    /// stderr is a terminal: colours and dimming.
+    styled: bool,
+    /// stdout has text without a final newline.
+    open_line: bool,
+    thinking_open: bool,
+}
+
+impl TerminalView {
+    pub fn new(show_thinking: bool) -> Self {
+        Self {
+            show_thinking,
+            styled: std::io::stderr().is_terminal(),
+            open_line: false,
+            thinking_open: false,
+        }
+    }
+
+    fn end_lines(&mut self) {
+        if self.thinking_open {
+            self.thinking_open = false;
+            let mut err = std::io::stderr();
+            let _ = write!(err, "{}\n", if self.styled { RESET } else { "" });
+        }
+        if self.open_line {
+            self.open_line = false;
+            let mut out = std::io::stdout();
+            let _ = writeln!(out);
+            let _ = out.flush();
+        }
+    }
+
+    fn line(&mut self, text: &str) {
+        self.end_lines();
+        let mut err = std::io::stderr();
+        if self.styled {
+            let _ = writeln!(err, "{DIM}{text}{RESET}");
+        } else {
+            let _ = writeln!(err, "{text}");
+        }
+    }
+}
+
+impl AgentView for TerminalView {
+    fn stream(&mut self, event: StreamEvent<'_>) {
+        match event {
+            StreamEvent::Thinking(text) => {
+                if !self.show_thinking {
+                    return;
+                }
+                let mut err = std::io::stderr();
+                if !self.thinking_open {
+                    self.thinking_open = true;
+                    let _ = write!(err, "{}thinking: ", if self.styled { DIM } else { "" });
+                }
+                let _ = write!(err, "{text}");
+                let _ = err.flush();
+            }
+            StreamEvent::Content(text) => {
+                if self.thinking_open {
+                    self.thinking_open = false;
+                    let _ = write!(
+                        std::io::stderr(),
+                        "{}\n",
+                        if self.styled { RESET } else { "" }
+                    );
+                }
+                let mut out = std::io::stdout();
+                let _ = out.write_all(text.as_bytes());
+                let _ = out.flush();
+                self.open_line = !text.ends_with('\n');
+            }
+        }
+    }
+
+    fn turn_end(&mut self) {
+        self.end_lines();
+    }
+
+    fn call_status(
+        &mut self,
+        call: &ToolCall,
+        status: CallStatus,
+        duration: Option<Duration>,
+        summary: Option<&str>,
+    ) {
+        let head = format!(
+            "[{}] {} {}",
+            status.as_str(),
+            call.name,
+            one_line(&call.arguments, SHOWN_ARGS)
+        );
+        let text = match (duration, summary) {
+            (Some(d), Some(summary)) => format!("{head} ({}) → {summary}", human_duration(d)),
+            _ => head,
+        };
+        self.line(&text);
+    }
+
+    fn notice(&mut self, text: &str) {
+        self.line(&format!("toolcell: {text}"));
+    }
+}
+
+/// `3 ms`, `1.2 s`.
+pub fn human_duration(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}

@@ -1,0 +1,193 @@
+//! Which model server and model to use: the `[model]` table of
+//! `toolcell.toml`, overridden by command-line flags.
+//!
+//! ```toml
+//! [model]
+//! provider = "ollama"                    # ollama | openai (any OpenAI-compatible server)
+//! base_url = "http://127.0.0.1:11434"    # openai: up to and including /v1
+//! name = "qwen3:8b"
+//! num_ctx = 16384                        # always sent: Ollama's default (4096) drops tools silently
+//! temperature = 0.2
+//! think = true                           # or "low" | "medium" | "high"; unset: the model's default
+//! api_key_env = "OPENAI_API_KEY"         # the key is read from this variable, never from the file
+//! idle_timeout_ms = 300000
+//! max_retries = 3
+//! ```
+
+use serde::Deserialize;
+use std::time::Duration;
+
+/// The wire protocol of the model server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ProviderKind {
+    /// Ollama's native `/api/chat`.
+    Ollama,
+    /// `/v1/chat/completions` (llama-server, vLLM, LM Studio, DeepSeek, OpenAI).
+    OpenAi,
+}
+
+impl ProviderKind {
+    pub fn default_base_url(self) -> &'static str {
+        match self {
+            ProviderKind::Ollama => "http://127.0.0.1:11434",
+            ProviderKind::OpenAi => "http://127.0.0.1:8080/v1",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "ollama" => Some(ProviderKind::Ollama),
+            "openai" => Some(ProviderKind::OpenAi),
+            _ => None,
+        }
+    }
+}
+
+/// Whether the model should think before answering.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum Think {
+    On(bool),
+    /// `low`, `medium` or `high`, for models that take a level.
+    Level(String),
+}
+
+/// Ollama's default context on most machines; too small for tools, which is
+/// why toolcell always sends its own.
+pub const DEFAULT_NUM_CTX: u32 = 8192;
+/// The smallest context worth running an agent in: the system prompt and
+/// eight tool schemas take about 1,500 tokens.
+pub const MIN_NUM_CTX: u32 = 2048;
+/// A model loading into memory can take minutes before its first byte.
+pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 300_000;
+/// Retries of one model request on connection errors, 429 and 5xx.
+pub const DEFAULT_MAX_RETRIES: u32 = 3;
+
+/// The resolved model settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelSettings {
+    pub provider: ProviderKind,
+    pub base_url: String,
+    /// The model; required to chat.
+    pub name: Option<String>,
+    pub num_ctx: u32,
+    pub temperature: Option<f64>,
+    pub think: Option<Think>,
+    /// The environment variable holding the API key, if the server needs one.
+    pub api_key_env: Option<String>,
+    pub idle_timeout: Duration,
+    pub max_retries: u32,
+}
+
+impl Default for ModelSettings {
+    fn default() -> Self {
+        Self {
+            provider: ProviderKind::Ollama,
+            base_url: ProviderKind::Ollama.default_base_url().into(),
+            name: None,
+            num_ctx: DEFAULT_NUM_CTX,
+            temperature: None,
+            think: None,
+            api_key_env: None,
+            idle_timeout: Duration::from_millis(DEFAULT_IDLE_TIMEOUT_MS),
+            max_retries: DEFAULT_MAX_RETRIES,
+        }
+    }
+}
+
+/// `[model]` as written in the file.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawModelSettings {
+    provider: Option<ProviderKind>,
+    base_url: Option<String>,
+    name: Option<String>,
+    num_ctx: Option<u32>,
+    temperature: Option<f64>,
+    think: Option<Think>,
+    api_key_env: Option<String>,
+    idle_timeout_ms: Option<u64>,
+    max_retries: Option<u32>,
+}
+
+impl ModelSettings {
+    /// Validates `raw`; `at` names the table's place for messages.
+    pub fn from_raw(raw: RawModelSettings, at: &str) -> Result<Self, String> {
+        let provider = raw.provider.unwrap_or(ProviderKind::Ollama);
+        let settings = Self {
+            provider,
+            base_url: raw
+                .base_url
+                .unwrap_or_else(|| provider.default_base_url().into()),
+            name: raw.name,
+            num_ctx: raw.num_ctx.unwrap_or(DEFAULT_NUM_CTX),
+            temperature: raw.temperature,
+            think: raw.think,
+            api_key_env: raw.api_key_env,
+            idle_timeout: Duration::from_millis(
+                raw.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
+            ),
+            max_retries: raw.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
+        };
+        settings
+            .check()
+            .map_err(|e| format!("invalid config {at}: {e}"))?;
+        Ok(settings)
+    }
+
+    /// Checks values that flags may also have set.
+    pub fn check(&self) -> Result<(), String> {
+        if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
+            return Err(format!(
+                "model.base_url `{}` is not an http(s) URL\n  fix: for example \"{}\"",
+                self.base_url,
+                self.provider.default_base_url()
+            ));
+        }
+        if self.num_ctx < MIN_NUM_CTX {
+            return Err(format!(
+                "model.num_ctx = {} is too small for tools\n  fix: use at least {MIN_NUM_CTX}",
+                self.num_ctx
+            ));
+        }
+        if let Some(t) = self.temperature
+            && !(0.0..=2.0).contains(&t)
+        {
+            return Err(format!(
+                "model.temperature = {t} is out of range\n  fix: use a value from 0 to 2"
+            ));
+        }
+        if let Some(Think::Level(level)) = &self.think
+            && !matches!(level.as_str(), "low" | "medium" | "high")
+        {
+            return Err(format!(
+                "model.think = \"{level}\" is not a level\n  fix: use true, false, \"low\", \"medium\" or \"high\""
+            ));
+        }
+        if self.idle_timeout.is_zero() {
+            return Err("model.idle_timeout_ms must be above 0".into());
+        }
+        if let Some(name) = &self.api_key_env
+            && !crate::manifest::is_env_name(name)
+        {
+            return Err(format!(
+                "model.api_key_env `{name}` is not an environment variable name\n  fix: for example \"OPENAI_API_KEY\""
+            ));
+        }
+        Ok(())
+    }
+
+    /// The model name, or an error saying how to set one.
+    pub fn model_name(&self) -> Result<&str, String> {
+        self.name.as_deref().ok_or_else(|| {
+            "no model is set\n  fix: pass --model NAME, or set `name` under [model] in toolcell.toml"
+                .to_string()
+        })
+    }
+
+    /// `base_url` joined with `path`, without doubled slashes.
+    pub fn endpoint(&self, path: &str) -> String {
+        format!("{}/{}", self.base_url.trim_end_matches('/'), path)
+    }
+}

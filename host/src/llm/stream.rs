@@ -1,0 +1,124 @@
+//! The HTTP side shared by the providers: send one JSON request, turn a
+//! failed status into an error with the server's own message, and read the
+//! body chunk by chunk with an idle timeout.
+
+use super::LlmError;
+use futures_util::StreamExt;
+use serde_json::Value;
+use std::time::Duration;
+
+/// How long to wait for the response head: covers a server that accepts
+/// the connection and never answers.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The longest error body read for a message: error pages can be large.
+const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// An HTTP client for one provider.
+pub fn client() -> Result<reqwest::Client, LlmError> {
+    reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .build()
+        .map_err(|e| LlmError::Setup(format!("cannot create the HTTP client: {e}")))
+}
+
+/// POSTs `body` to `url` and returns the response once its status is 2xx.
+pub async fn post_json(
+    request: reqwest::RequestBuilder,
+    url: &str,
+    body: &Value,
+    idle: Duration,
+) -> Result<reqwest::Response, LlmError> {
+    let send = request.json(body).send();
+    let response = match tokio::time::timeout(idle, send).await {
+        Err(_) => {
+            return Err(LlmError::Idle {
+                seconds: idle.as_secs(),
+            });
+        }
+        Ok(Err(e)) => {
+            return Err(LlmError::Connect {
+                url: url.to_string(),
+                message: error_chain(&e),
+            });
+        }
+        Ok(Ok(response)) => response,
+    };
+    let status = response.status();
+    if status.is_success() {
+        return Ok(response);
+    }
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Ok(Some(Ok(chunk))) = tokio::time::timeout(idle, stream.next()).await {
+        body.extend_from_slice(&chunk);
+        if body.len() > MAX_ERROR_BODY {
+            break;
+        }
+    }
+    Err(LlmError::Status {
+        status: status.as_u16(),
+        message: error_message(&body),
+    })
+}
+
+/// Reads `response`'s body, handing each chunk to `on_chunk` until it says
+/// the answer is complete (`Ok(true)`) or the body ends. Returns whether the
+/// answer completed; waiting longer than `idle` for a chunk is an error.
+pub async fn read_body(
+    response: reqwest::Response,
+    idle: Duration,
+    mut on_chunk: impl FnMut(&[u8]) -> Result<bool, LlmError>,
+) -> Result<bool, LlmError> {
+    let mut stream = response.bytes_stream();
+    loop {
+        let next = tokio::time::timeout(idle, stream.next())
+            .await
+            .map_err(|_| LlmError::Idle {
+                seconds: idle.as_secs().max(1),
+            })?;
+        match next {
+            None => return Ok(false),
+            Some(Err(_)) => return Err(LlmError::Truncated),
+            Some(Ok(chunk)) => {
+                if on_chunk(&chunk)? {
+                    return Ok(true);
+                }
+            }
+        }
+    }
+}
+
+/// The server's error message from an error body: `{"error": "…"}`
+/// (Ollama), `{"error": {"message": "…"}}` (OpenAI), or the text itself.
+pub fn error_message(body: &[u8]) -> String {
+    if let Ok(value) = serde_json::from_slice::<Value>(body) {
+        match value.get("error") {
+            Some(Value::String(message)) => return message.clone(),
+            Some(Value::Object(error)) => {
+                if let Some(Value::String(message)) = error.get("message") {
+                    return message.clone();
+                }
+            }
+            _ => {}
+        }
+    }
+    let text = String::from_utf8_lossy(body);
+    let text = text.trim();
+    if text.is_empty() {
+        "(no message)".into()
+    } else {
+        crate::text::shorten(text, 500)
+    }
+}
+
+fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}

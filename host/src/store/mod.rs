@@ -1,0 +1,392 @@
+//! The run store: every agent conversation (and later every workflow and
+//! scheduled run) is a *run*, recorded in SQLite at `.toolcell/state.db` as
+//! it happens: its messages, its tool calls (arguments, approval decision,
+//! result, duration) and its outcome.
+//!
+//! A run is written `running` with the process id that owns it. When a store
+//! is opened, runs still `running` whose process is gone were cut off (a
+//! crash, a kill): they are marked `interrupted` and never replayed.
+
+mod schema;
+
+use crate::llm::Message;
+use anyhow::{Context, Result};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::Serialize;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// The database's file name inside the workspace's state folder.
+pub const DB_FILE: &str = "state.db";
+
+/// Another toolcell writing at the same moment (a daemon, a second chat)
+/// holds the lock for milliseconds; wait rather than fail.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A run's id.
+pub type RunId = i64;
+
+/// How a run ended (or that it has not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RunStatus {
+    Running,
+    /// The model answered (agent) or the script finished (workflow).
+    Succeeded,
+    /// The round budget ran out before an answer.
+    Incomplete,
+    Failed,
+    /// Stopped by the user (Ctrl-C, or `q` at an approval).
+    Cancelled,
+    /// Cut off by a crash or a kill; found on a later start.
+    Interrupted,
+}
+
+impl RunStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Succeeded => "succeeded",
+            RunStatus::Incomplete => "incomplete",
+            RunStatus::Failed => "failed",
+            RunStatus::Cancelled => "cancelled",
+            RunStatus::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// One run, as listed.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    pub id: RunId,
+    pub kind: String,
+    pub title: String,
+    pub model: Option<String>,
+    pub status: String,
+    /// Unix milliseconds.
+    pub started_at: i64,
+    pub ended_at: Option<i64>,
+    pub answer: Option<String>,
+    pub error: Option<String>,
+    pub tool_calls: i64,
+}
+
+/// One tool call, as recorded.
+#[derive(Debug, Clone, Serialize)]
+pub struct ToolCallRecord {
+    pub seq: i64,
+    pub call_id: String,
+    pub tool: String,
+    pub arguments: String,
+    /// auto | approved | approved-for-run | declined | quit | not-asked
+    pub decision: Option<String>,
+    /// running | done | failed | denied | cancelled
+    pub status: String,
+    pub result: Option<String>,
+    pub error_kind: Option<String>,
+    pub duration_ms: Option<f64>,
+    pub started_at: i64,
+}
+
+/// A whole run.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunDetail {
+    #[serde(flatten)]
+    pub summary: RunSummary,
+    pub messages: Vec<Message>,
+    pub tool_calls: Vec<ToolCallRecord>,
+}
+
+/// The SQLite store of one workspace.
+pub struct Store {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+}
+
+/// Unix milliseconds now.
+pub fn now_ms() -> i64 {
+    jiff::Timestamp::now().as_millisecond()
+}
+
+impl Store {
+    /// Opens (creating if needed) the store in `state_dir`, and marks runs
+    /// whose process is gone as interrupted.
+    pub fn open(state_dir: &Path) -> Result<Self> {
+        std::fs::create_dir_all(state_dir)
+            .with_context(|| format!("cannot create {}", state_dir.display()))?;
+        let path = state_dir.join(DB_FILE);
+        let conn = Connection::open(&path)
+            .with_context(|| format!("cannot open the run store {}", path.display()))?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        schema::migrate(&conn)
+            .with_context(|| format!("cannot set up the run store {}", path.display()))?;
+        let store = Self {
+            conn: Mutex::new(conn),
+            path,
+        };
+        store.mark_interrupted()?;
+        Ok(store)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn mark_interrupted(&self) -> Result<()> {
+        let conn = self.conn();
+        let mut running = conn.prepare("SELECT id, pid FROM runs WHERE status = 'running'")?;
+        let orphans: Vec<RunId> = running
+            .query_map([], |row| {
+                Ok((row.get::<_, RunId>(0)?, row.get::<_, i64>(1)?))
+            })?
+            .filter_map(|row| row.ok())
+            .filter(|(_, pid)| !process_alive(*pid))
+            .map(|(id, _)| id)
+            .collect();
+        for id in orphans {
+            conn.execute(
+                "UPDATE runs SET status = 'interrupted', ended_at = ?2,
+                   error = 'the process running it stopped before it finished' WHERE id = ?1",
+                params![id, now_ms()],
+            )?;
+            conn.execute(
+                "UPDATE tool_calls SET status = 'interrupted' WHERE run_id = ?1 AND status = 'running'",
+                params![id],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Records the start of a run.
+    pub fn start_run(&self, kind: &str, title: &str, model: Option<&str>) -> Result<RunId> {
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO runs (kind, title, model, status, started_at, pid) VALUES (?1, ?2, ?3, 'running', ?4, ?5)",
+            params![kind, title, model, now_ms(), std::process::id()],
+        )?;
+        Ok(conn.last_insert_rowid())
+    }
+
+    /// Appends a message to a run's conversation.
+    pub fn add_message(&self, run: RunId, message: &Message) -> Result<()> {
+        let calls = if message.tool_calls.is_empty() {
+            None
+        } else {
+            Some(serde_json::to_string(&message.tool_calls)?)
+        };
+        self.conn().execute(
+            "INSERT INTO messages (run_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, at)
+             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE run_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                run,
+                message.role.as_str(),
+                message.content,
+                message.thinking,
+                calls,
+                message.tool_call_id,
+                message.tool_name,
+                now_ms()
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Records a tool call as it starts; returns its row for [`Self::finish_tool_call`].
+    pub fn start_tool_call(
+        &self,
+        run: RunId,
+        call_id: &str,
+        tool: &str,
+        arguments: &str,
+    ) -> Result<i64> {
+        let conn = self.conn();
+        conn.execute(
+            "INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at)
+             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM tool_calls WHERE run_id = ?1), ?2, ?3, ?4, 'running', ?5)",
+            params![run, call_id, tool, arguments, now_ms()],
+        )?;
+        Ok(conn.last_insert_rowid())
+    }
+
+    /// Records how a tool call ended.
+    pub fn finish_tool_call(
+        &self,
+        row: i64,
+        decision: &str,
+        status: &str,
+        result: &str,
+        error_kind: Option<&str>,
+        duration: Duration,
+    ) -> Result<()> {
+        self.conn().execute(
+            "UPDATE tool_calls SET decision = ?2, status = ?3, result = ?4, error_kind = ?5, duration_ms = ?6 WHERE id = ?1",
+            params![row, decision, status, result, error_kind, duration.as_secs_f64() * 1000.0],
+        )?;
+        Ok(())
+    }
+
+    /// Records how a run ended.
+    pub fn finish_run(
+        &self,
+        run: RunId,
+        status: RunStatus,
+        answer: Option<&str>,
+        error: Option<&str>,
+    ) -> Result<()> {
+        self.conn().execute(
+            "UPDATE runs SET status = ?2, ended_at = ?3, answer = ?4, error = ?5 WHERE id = ?1",
+            params![run, status.as_str(), now_ms(), answer, error],
+        )?;
+        Ok(())
+    }
+
+    /// The latest runs, newest first.
+    pub fn list_runs(&self, limit: usize, status: Option<&str>) -> Result<Vec<RunSummary>> {
+        let conn = self.conn();
+        let mut query = conn.prepare(&format!(
+            "{SUMMARY_SELECT} WHERE (?2 IS NULL OR r.status = ?2) ORDER BY r.id DESC LIMIT ?1"
+        ))?;
+        let rows = query
+            .query_map(params![limit as i64, status], summary_from_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    /// One run with its messages and tool calls.
+    pub fn run(&self, id: RunId) -> Result<Option<RunDetail>> {
+        let conn = self.conn();
+        let summary = conn
+            .query_row(
+                &format!("{SUMMARY_SELECT} WHERE r.id = ?1"),
+                params![id],
+                summary_from_row,
+            )
+            .optional()?;
+        let Some(summary) = summary else {
+            return Ok(None);
+        };
+        let mut query = conn.prepare(
+            "SELECT role, content, thinking, tool_calls, tool_call_id, tool_name FROM messages WHERE run_id = ?1 ORDER BY seq",
+        )?;
+        let messages = query
+            .query_map(params![id], |row| {
+                let role: String = row.get(0)?;
+                let calls: Option<String> = row.get(3)?;
+                Ok(serde_json::json!({
+                    "role": role,
+                    "content": row.get::<_, String>(1)?,
+                    "thinking": row.get::<_, String>(2)?,
+                    "tool_calls": calls.and_then(|c| serde_json::from_str::<Value>(&c).ok()).unwrap_or(Value::Array(vec![])),
+                    "tool_call_id": row.get::<_, Option<String>>(4)?,
+                    "tool_name": row.get::<_, Option<String>>(5)?,
+                }))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?
+            .into_iter()
+            .map(serde_json::from_value)
+            .collect::<Result<Vec<Message>, _>>()
+            .context("a stored message is unreadable")?;
+        let mut query = conn.prepare(
+            "SELECT seq, call_id, tool, arguments, decision, status, result, error_kind, duration_ms, started_at
+             FROM tool_calls WHERE run_id = ?1 ORDER BY seq",
+        )?;
+        let tool_calls = query
+            .query_map(params![id], |row| {
+                Ok(ToolCallRecord {
+                    seq: row.get(0)?,
+                    call_id: row.get(1)?,
+                    tool: row.get(2)?,
+                    arguments: row.get(3)?,
+                    decision: row.get(4)?,
+                    status: row.get(5)?,
+                    result: row.get(6)?,
+                    error_kind: row.get(7)?,
+                    duration_ms: row.get(8)?,
+                    started_at: row.get(9)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(Some(RunDetail {
+            summary,
+            messages,
+            tool_calls,
+        }))
+    }
+}
+
+const SUMMARY_SELECT: &str =
+    "SELECT r.id, r.kind, r.title, r.model, r.status, r.started_at, r.ended_at, r.answer, r.error,
+    (SELECT COUNT(*) FROM tool_calls t WHERE t.run_id = r.id) FROM runs r";
+
+fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
+    Ok(RunSummary {
+        id: row.get(0)?,
+        kind: row.get(1)?,
+        title: row.get(2)?,
+        model: row.get(3)?,
+        status: row.get(4)?,
+        started_at: row.get(5)?,
+        ended_at: row.get(6)?,
+        answer: row.get(7)?,
+        error: row.get(8)?,
+        tool_calls: row.get(9)?,
+    })
+}
+
+/// Whether process `pid` still exists.
+fn process_alive(pid: i64) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    if pid <= 0 {
+        return false;
+    }
+    // Signal 0 checks for existence without sending anything; EPERM means
+    // it exists but belongs to someone else.
+    let result = unsafe { libc::kill(pid, 0) };
+    result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_of_a_dead_process_is_interrupted_on_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let live = store.start_run("chat", "live", None).unwrap();
+        let dead = store.start_run("chat", "dead", None).unwrap();
+        store.add_message(dead, &Message::user("hi")).unwrap();
+        let row = store
+            .start_tool_call(dead, "c1", "read_file", "{}")
+            .unwrap();
+        assert!(row > 0);
+        // No process has pid i32::MAX on Linux (pid_max is at most 2^22).
+        store
+            .conn()
+            .execute(
+                "UPDATE runs SET pid = 2147483647 WHERE id = ?1",
+                params![dead],
+            )
+            .unwrap();
+        drop(store);
+        let store = Store::open(dir.path()).unwrap();
+        let runs = store.list_runs(10, None).unwrap();
+        let status = |id| runs.iter().find(|r| r.id == id).unwrap().status.clone();
+        assert_eq!(status(live), "running");
+        assert_eq!(status(dead), "interrupted");
+        let detail = store.run(dead).unwrap().unwrap();
+        assert_eq!(detail.messages, vec![Message::user("hi")]);
+        assert_eq!(detail.tool_calls[0].status, "interrupted");
+    }
+}

@@ -1,0 +1,72 @@
+//! The store's tables, created or upgraded when a store is opened. Each
+//! entry of [`MIGRATIONS`] runs once, in order; `user_version` records how
+//! many have run.
+
+use rusqlite::Connection;
+
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE runs (
+    id          INTEGER PRIMARY KEY,
+    kind        TEXT NOT NULL,              -- chat | workflow | schedule
+    title       TEXT NOT NULL,
+    model       TEXT,
+    status      TEXT NOT NULL,              -- see RunStatus
+    started_at  INTEGER NOT NULL,           -- unix ms
+    ended_at    INTEGER,
+    pid         INTEGER NOT NULL,           -- the process running it
+    answer      TEXT,
+    error       TEXT
+);
+CREATE TABLE messages (
+    run_id       INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq          INTEGER NOT NULL,
+    role         TEXT NOT NULL,
+    content      TEXT NOT NULL,
+    thinking     TEXT NOT NULL,
+    tool_calls   TEXT,                      -- JSON array of ToolCall
+    tool_call_id TEXT,
+    tool_name    TEXT,
+    at           INTEGER NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+CREATE TABLE tool_calls (
+    id          INTEGER PRIMARY KEY,
+    run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq         INTEGER NOT NULL,
+    call_id     TEXT NOT NULL,
+    tool        TEXT NOT NULL,
+    arguments   TEXT NOT NULL,              -- as the model wrote them
+    decision    TEXT,
+    status      TEXT NOT NULL,
+    result      TEXT,
+    error_kind  TEXT,
+    duration_ms REAL,
+    started_at  INTEGER NOT NULL
+);
+CREATE INDEX tool_calls_by_run ON tool_calls(run_id, seq);
+CREATE INDEX runs_by_status ON runs(status, id);
+"#];
+
+/// Brings the schema up to date. Each step re-reads the version inside an
+/// immediate transaction, so two processes opening a new store at once do
+/// not both run it.
+pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
+    for (index, migration) in MIGRATIONS.iter().enumerate() {
+        conn.execute_batch("BEGIN IMMEDIATE")?;
+        let done: usize = conn.query_row("PRAGMA user_version", [], |row| row.get(0))?;
+        let step = if done > index {
+            Ok(())
+        } else {
+            conn.execute_batch(migration)
+                .and_then(|()| conn.execute_batch(&format!("PRAGMA user_version = {}", index + 1)))
+        };
+        match step {
+            Ok(()) => conn.execute_batch("COMMIT")?,
+            Err(e) => {
+                let _ = conn.execute_batch("ROLLBACK");
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}

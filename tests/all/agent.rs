@@ -1,0 +1,467 @@
+//! The agent loop end to end: the `toolcell chat` binary against fake model
+//! servers on 127.0.0.1 speaking Ollama's NDJSON and the OpenAI-compatible
+//! SSE from scripted replies. Each test checks what the host sent back:
+//! every tool result paired with its call id, in order.
+
+use crate::harness::{Run, Workspace};
+use crate::model_server::{ModelServer, Part, Reply, Request, ollama, openai};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// A workspace whose `[model]` points at `server`.
+fn workspace(server: &ModelServer, provider: &str, extra: &str) -> Workspace {
+    let ws = Workspace::new();
+    let base = match provider {
+        "openai" => format!("{}/v1", server.url),
+        _ => server.url.clone(),
+    };
+    ws.write(
+        "toolcell.toml",
+        &format!(
+            "[model]\nprovider = \"{provider}\"\nbase_url = \"{base}\"\nname = \"fake-model\"\nnum_ctx = 8192\nidle_timeout_ms = 3000\n{extra}"
+        ),
+    );
+    ws
+}
+
+/// The tool results in a request: `(tool_call_id, tool_name, content)`.
+fn tool_results(request: &Request) -> Vec<(String, String, String)> {
+    messages(request)
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            let text = |k: &str| m[k].as_str().unwrap_or_default().to_string();
+            (text("tool_call_id"), text("tool_name"), text("content"))
+        })
+        .collect()
+}
+
+fn messages(request: &Request) -> Vec<Value> {
+    request.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// Every tool message follows the assistant message that holds its call,
+/// in the order of the calls.
+fn assert_paired(request: &Request) {
+    let messages = messages(request);
+    let mut expected: Vec<String> = Vec::new();
+    for m in &messages {
+        if m["role"] == "assistant" {
+            assert!(
+                expected.is_empty(),
+                "calls without results before a new assistant turn: {expected:?}"
+            );
+            expected = m["tool_calls"]
+                .as_array()
+                .map(|calls| {
+                    calls
+                        .iter()
+                        .map(|c| c["id"].as_str().unwrap_or_default().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+        } else if m["role"] == "tool" {
+            assert!(!expected.is_empty(), "a tool result without a call: {m}");
+            assert_eq!(
+                m["tool_call_id"].as_str().unwrap(),
+                expected.remove(0),
+                "results out of order"
+            );
+        }
+    }
+}
+
+fn chat(ws: &Workspace, args: &[&str]) -> Run {
+    let mut all = vec!["chat"];
+    all.extend_from_slice(args);
+    ws.run(&all)
+}
+
+fn run_record(ws: &Workspace, id: &str) -> Value {
+    let run = ws.run(&["runs", "show", id, "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    run.json()
+}
+
+#[test]
+fn ollama_calls_on_several_lines_run_in_order_and_results_pair_with_ids() {
+    let server = ModelServer::start(vec![
+        ollama::reply(vec![
+            ollama::thinking("The user wants both."),
+            ollama::content("Reading the notes."),
+            ollama::calls(&[("call_a1", "read_file", json!({"path": "notes.md"}))]),
+            ollama::calls(&[("", "list_directory", json!({"path": "."}))]),
+        ])
+        .rechunked(7),
+        ollama::answer("The notes say hello."),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    ws.write("notes.md", "hello from the notes\n");
+    let run = chat(&ws, &["Summarise notes.md"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("Reading the notes."), "{run:?}");
+    assert!(run.stdout.contains("The notes say hello."), "{run:?}");
+    assert!(run.stderr.contains("[done] read_file"), "{run:?}");
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let first = &requests[0];
+    assert_eq!(first.path, "/api/chat");
+    assert_eq!(first.body["options"]["num_ctx"], 8192);
+    assert_eq!(first.body["stream"], true);
+    let offered: Vec<&str> = first.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["function"]["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        offered.contains(&"read_file") && offered.contains(&"write_file"),
+        "{offered:?}"
+    );
+    assert_eq!(messages(first)[0]["role"], "system");
+    assert_eq!(messages(first)[1]["content"], "Summarise notes.md");
+
+    let second = &requests[1];
+    assert_paired(second);
+    let results = tool_results(second);
+    assert_eq!(results.len(), 2);
+    assert_eq!(
+        (results[0].0.as_str(), results[0].1.as_str()),
+        ("call_a1", "read_file")
+    );
+    assert!(results[0].2.contains("hello from the notes"), "{results:?}");
+    // The server sent no id for the second call: the host made one.
+    assert_eq!(
+        (results[1].0.as_str(), results[1].1.as_str()),
+        ("call_1", "list_directory")
+    );
+    assert!(results[1].2.contains("notes.md"));
+    // The assistant turn is replayed with its thinking and calls.
+    let assistant = &messages(second)[2];
+    assert_eq!(assistant["thinking"], "The user wants both.");
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["arguments"]["path"],
+        "notes.md"
+    );
+
+    let record = run_record(&ws, "1");
+    assert_eq!(record["status"], "succeeded");
+    assert_eq!(record["answer"], "The notes say hello.");
+    assert_eq!(record["tool_calls"].as_array().unwrap().len(), 2);
+    assert_eq!(record["tool_calls"][0]["decision"], "auto");
+}
+
+#[test]
+fn openai_fragments_split_anywhere_and_new_ids_at_one_index_stay_separate() {
+    let server = ModelServer::start(vec![
+        openai::reply(
+            vec![
+                openai::reasoning("Two files."),
+                openai::call_start(0, "call_x", "read_file"),
+                openai::call_args(0, "{\"pa"),
+                openai::call_args(0, "th\": \"a.txt\"}"),
+                // An old server put the second parallel call at index 0 again.
+                openai::call_whole(0, "call_y", "read_file", "{\"path\": \"b.txt\"}"),
+            ],
+            "tool_calls",
+        )
+        .rechunked(5),
+        openai::answer("Both read: ünïcode survives."),
+    ]);
+    let ws = workspace(&server, "openai", "");
+    ws.write("a.txt", "alpha\n");
+    ws.write("b.txt", "beta\n");
+    let run = chat(&ws, &["Read a.txt and b.txt"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stdout.contains("ünïcode survives"), "{run:?}");
+    let requests = server.requests();
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    assert_paired(&requests[1]);
+    let results = tool_results(&requests[1]);
+    assert_eq!(
+        results.iter().map(|r| r.0.as_str()).collect::<Vec<_>>(),
+        ["call_x", "call_y"]
+    );
+    assert!(
+        results[0].2.contains("alpha") && results[1].2.contains("beta"),
+        "{results:?}"
+    );
+    let assistant = &messages(&requests[1])[2];
+    assert_eq!(
+        assistant["tool_calls"][0]["function"]["arguments"],
+        "{\"path\": \"a.txt\"}"
+    );
+    // The reasoning of a tool-call turn goes back (DeepSeek requires it).
+    assert_eq!(assistant["reasoning_content"], "Two files.");
+}
+
+#[test]
+fn an_error_line_after_http_200_surfaces_and_fails_the_run() {
+    let server = ModelServer::start(vec![Reply::stream(
+        ollama::CONTENT_TYPE,
+        vec![
+            ollama::content("Let me"),
+            ollama::error_line("model runner has unexpectedly stopped"),
+        ],
+    )]);
+    let ws = workspace(&server, "ollama", "");
+    let run = chat(&ws, &["hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("model runner has unexpectedly stopped"),
+        "{run:?}"
+    );
+    assert_eq!(server.requests().len(), 1, "a model error is not retried");
+    assert_eq!(run_record(&ws, "1")["status"], "failed");
+}
+
+#[test]
+fn a_500_is_retried_without_running_the_tool_again() {
+    let server = ModelServer::start(vec![
+        ollama::reply(vec![ollama::calls(&[(
+            "c1",
+            "write_file",
+            json!({"path": "out.txt", "content": "once\n"}),
+        )])]),
+        Reply::error(500, json!({"error": "temporary failure"})),
+        ollama::answer("Written."),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    let run = chat(&ws, &["--approve", "write_file", "Write out.txt"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains("HTTP 500: temporary failure; retrying"),
+        "{run:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert_eq!(
+        requests[1].body, requests[2].body,
+        "the retry repeats the same model request"
+    );
+    let record = run_record(&ws, "1");
+    assert_eq!(
+        record["tool_calls"].as_array().unwrap().len(),
+        1,
+        "the tool ran once"
+    );
+    assert_eq!(record["tool_calls"][0]["decision"], "approved");
+    assert_eq!(ws.read("out.txt"), "once\n");
+}
+
+#[test]
+fn a_truncated_stream_is_retried_and_a_stalled_one_times_out() {
+    let server = ModelServer::start(vec![
+        Reply::stream(ollama::CONTENT_TYPE, vec![ollama::content("partial")]),
+        ollama::answer("complete"),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    let run = chat(&ws, &["hi"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("stream ended before the answer was complete"),
+        "{run:?}"
+    );
+    assert_eq!(server.requests().len(), 2);
+
+    let server = ModelServer::start(vec![
+        Reply::stream(
+            ollama::CONTENT_TYPE,
+            vec![ollama::content("thinking about it")],
+        )
+        .then(Part::Stall),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    ws.write(
+        "toolcell.toml",
+        &format!(
+            "[model]\nbase_url = \"{}\"\nname = \"m\"\nidle_timeout_ms = 300\n",
+            server.url
+        ),
+    );
+    let run = chat(&ws, &["hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("sent nothing for"), "{run:?}");
+    assert!(run.stderr.contains("idle_timeout_ms"), "{run:?}");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "a stalled stream is not retried"
+    );
+}
+
+#[test]
+fn unknown_tools_invalid_and_cut_off_arguments_go_back_in_band() {
+    let server = ModelServer::start(vec![
+        openai::reply(
+            vec![
+                openai::call_whole(0, "u1", "delete_everything", "{}"),
+                openai::call_whole(1, "u2", "read_file", "{\"pathh\": \"a.txt\"}"),
+                openai::call_whole(2, "u3", "read_file", "{'path': 'a.txt'"),
+            ],
+            "tool_calls",
+        ),
+        openai::reply(
+            vec![openai::call_whole(
+                0,
+                "u4",
+                "write_file",
+                "{\"path\": \"big.txt\", \"content\": \"never fin",
+            )],
+            "length",
+        ),
+        openai::answer("Sorry."),
+    ]);
+    let ws = workspace(&server, "openai", "");
+    ws.write("a.txt", "alpha\n");
+    let run = chat(&ws, &["--yes", "Do it"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let results = tool_results(&requests[1]);
+    assert!(
+        results[0].2.contains("no tool named `delete_everything`")
+            && results[0].2.contains("read_file"),
+        "{results:?}"
+    );
+    assert!(
+        results[1].2.contains("invalid-args") && results[1].2.contains("path"),
+        "{results:?}"
+    );
+    assert!(results[2].2.contains("not valid JSON"), "{results:?}");
+    let results = tool_results(&requests[2]);
+    assert_eq!(results.last().unwrap().0, "u4");
+    assert!(results.last().unwrap().2.contains("cut off"), "{results:?}");
+    assert!(
+        !ws.root.join("big.txt").exists(),
+        "half a call never runs, even with --yes"
+    );
+    assert_paired(&requests[2]);
+}
+
+#[test]
+fn without_a_terminal_a_call_needing_approval_is_denied_in_band() {
+    let server = ModelServer::start(vec![
+        ollama::reply(vec![ollama::calls(&[(
+            "w1",
+            "write_file",
+            json!({"path": "x.txt", "content": "x"}),
+        )])]),
+        ollama::answer("I could not write it."),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    let run = chat(&ws, &["Write x.txt"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!ws.root.join("x.txt").exists());
+    assert!(run.stderr.contains("[denied] write_file"), "{run:?}");
+    let results = tool_results(&server.requests()[1]);
+    assert!(
+        results[0].2.contains("needs approval") && results[0].2.contains("--approve write_file"),
+        "{results:?}"
+    );
+    let record = run_record(&ws, "1");
+    assert_eq!(record["tool_calls"][0]["status"], "denied");
+    assert_eq!(record["tool_calls"][0]["decision"], "declined");
+
+    // A tool the config denies is not even offered.
+    let server = ModelServer::start(vec![ollama::answer("ok")]);
+    let ws = workspace(
+        &server,
+        "ollama",
+        "[tools.write_file]\napproval = \"deny\"\n",
+    );
+    assert_eq!(chat(&ws, &["hi"]).code, 0);
+    let offered = server.requests()[0].body["tools"].to_string();
+    assert!(!offered.contains("\"write_file\"") && offered.contains("\"read_file\""));
+}
+
+#[test]
+fn the_round_budget_ends_the_run_plainly_and_repeats_are_stopped() {
+    let call = |id: &str| {
+        ollama::reply(vec![ollama::calls(&[(
+            id,
+            "read_file",
+            json!({"path": "a.txt"}),
+        )])])
+    };
+    let server = ModelServer::start(vec![call("r1"), call("r2"), call("r3"), call("r4")]);
+    let ws = workspace(&server, "ollama", "[agent]\nmax_rounds = 4\n");
+    ws.write("a.txt", "alpha\n");
+    let run = chat(&ws, &["Loop"]);
+    assert_eq!(run.code, 5, "{run:?}");
+    assert!(run.stderr.contains("used all 4 rounds"), "{run:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 4);
+    let results = tool_results(&requests[3]);
+    assert!(results[0].2.contains("alpha") && results[1].2.contains("alpha"));
+    assert!(
+        results[2].2.contains("call number 3 in a row"),
+        "{results:?}"
+    );
+    let record = run_record(&ws, "1");
+    assert_eq!(record["status"], "incomplete");
+}
+
+#[test]
+fn ctrl_c_stops_the_stream_keeps_the_record_and_exits_130() {
+    let server = ModelServer::start(vec![
+        Reply::stream(ollama::CONTENT_TYPE, vec![ollama::content("Working")]).then(Part::Stall),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    let child = ws
+        .command(&["chat", "Take your time"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start toolcell");
+    server.wait_for_requests(1);
+    std::thread::sleep(Duration::from_millis(200));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(130), "{output:?}");
+    let record = run_record(&ws, "1");
+    assert_eq!(record["status"], "cancelled");
+}
+
+#[test]
+fn a_killed_run_shows_as_interrupted_and_export_gives_jsonl() {
+    let server = ModelServer::start(vec![
+        Reply::stream(ollama::CONTENT_TYPE, vec![ollama::content("Working")]).then(Part::Stall),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    let mut child = ws
+        .command(&["chat", "Never finishes"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start toolcell");
+    server.wait_for_requests(1);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let list = ws.run(&["runs", "list", "--json"]);
+    assert_eq!(list.code, 0, "{list:?}");
+    assert_eq!(list.json()[0]["status"], "interrupted");
+
+    let export = ws.run(&["runs", "export", "1"]);
+    assert_eq!(export.code, 0, "{export:?}");
+    let lines: Vec<Value> = export
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines[0]["type"], "run");
+    assert_eq!(lines[0]["title"], "Never finishes");
+    assert!(
+        lines
+            .iter()
+            .any(|l| l["type"] == "message" && l["content"] == "Never finishes")
+    );
+    let missing = ws.run(&["runs", "show", "99"]);
+    assert_eq!(missing.code, 1);
+    assert!(missing.stderr.contains("there is no run 99"), "{missing:?}");
+}

@@ -1,0 +1,345 @@
+//! A fake model server on 127.0.0.1 that speaks the exact wire formats
+//! (Ollama's NDJSON, the OpenAI-compatible SSE) from a script of replies,
+//! and records every request it receives. Each connection takes the next
+//! reply of the script; a reply is written in pieces, with pauses between
+//! them, so streams can be split anywhere, cut off or stalled.
+
+#![allow(dead_code)]
+
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// A piece of a reply's body.
+#[derive(Debug, Clone)]
+pub enum Part {
+    Bytes(Vec<u8>),
+    /// Wait before the next piece.
+    Pause(Duration),
+    /// Send nothing more and keep the connection open (a stalled server).
+    Stall,
+}
+
+/// One scripted HTTP reply.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    pub status: u16,
+    pub content_type: &'static str,
+    pub parts: Vec<Part>,
+}
+
+impl Reply {
+    /// A streamed 200 reply whose body is `chunks`, written one by one.
+    pub fn stream(content_type: &'static str, chunks: Vec<String>) -> Self {
+        Self {
+            status: 200,
+            content_type,
+            parts: chunks
+                .into_iter()
+                .map(|c| Part::Bytes(c.into_bytes()))
+                .collect(),
+        }
+    }
+
+    /// An error reply with a JSON body.
+    pub fn error(status: u16, body: Value) -> Self {
+        Self {
+            status,
+            content_type: "application/json",
+            parts: vec![Part::Bytes(body.to_string().into_bytes())],
+        }
+    }
+
+    /// The same reply with its body cut into pieces of `size` bytes
+    /// (splitting lines, events and UTF-8 characters anywhere).
+    pub fn rechunked(mut self, size: usize) -> Self {
+        let bytes: Vec<u8> = self
+            .parts
+            .iter()
+            .flat_map(|p| match p {
+                Part::Bytes(b) => b.clone(),
+                _ => Vec::new(),
+            })
+            .collect();
+        self.parts = bytes
+            .chunks(size)
+            .flat_map(|c| {
+                [
+                    Part::Bytes(c.to_vec()),
+                    Part::Pause(Duration::from_millis(1)),
+                ]
+            })
+            .collect();
+        self
+    }
+
+    /// Adds a piece at the end.
+    pub fn then(mut self, part: Part) -> Self {
+        self.parts.push(part);
+        self
+    }
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+}
+
+/// The running server.
+pub struct ModelServer {
+    pub url: String,
+    script: Arc<Mutex<VecDeque<Reply>>>,
+    requests: Arc<Mutex<Vec<Request>>>,
+}
+
+impl ModelServer {
+    /// Starts a server that answers with `replies`, in order.
+    pub fn start(replies: Vec<Reply>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let script = Arc::new(Mutex::new(VecDeque::from(replies)));
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let (s, r) = (script.clone(), requests.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (s, r) = (s.clone(), r.clone());
+                std::thread::spawn(move || serve(stream, &s, &r));
+            }
+        });
+        Self {
+            url,
+            script,
+            requests,
+        }
+    }
+
+    /// Every request received so far.
+    pub fn requests(&self) -> Vec<Request> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    /// Replies not used yet.
+    pub fn unused(&self) -> usize {
+        self.script.lock().unwrap().len()
+    }
+
+    /// Waits (up to a generous limit) until `n` requests arrived.
+    pub fn wait_for_requests(&self, n: usize) {
+        for _ in 0..2000 {
+            if self.requests.lock().unwrap().len() >= n {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("the model server never received {n} requests");
+    }
+}
+
+fn serve(stream: TcpStream, script: &Mutex<VecDeque<Reply>>, requests: &Mutex<Vec<Request>>) {
+    let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
+    let mut request_line = String::new();
+    if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
+        return;
+    }
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("")
+        .to_string();
+    let mut headers = Vec::new();
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = line.split_once(':') {
+            let (k, v) = (k.trim().to_ascii_lowercase(), v.trim().to_string());
+            if k == "content-length" {
+                length = v.parse().unwrap_or(0);
+            }
+            headers.push((k, v));
+        }
+    }
+    let mut body = vec![0; length];
+    if reader.read_exact(&mut body).is_err() {
+        return;
+    }
+    let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    requests.lock().unwrap().push(Request {
+        path,
+        headers,
+        body,
+    });
+    let reply = script.lock().unwrap().pop_front().unwrap_or_else(|| {
+        Reply::error(
+            500,
+            json!({"error": "the fake server has no reply scripted for this request"}),
+        )
+    });
+    let mut stream = stream;
+    let head = format!(
+        "HTTP/1.1 {} X\r\nContent-Type: {}\r\nConnection: close\r\n\r\n",
+        reply.status, reply.content_type
+    );
+    if stream.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    for part in reply.parts {
+        match part {
+            Part::Bytes(bytes) => {
+                if stream
+                    .write_all(&bytes)
+                    .and_then(|()| stream.flush())
+                    .is_err()
+                {
+                    return;
+                }
+            }
+            Part::Pause(d) => std::thread::sleep(d),
+            Part::Stall => {
+                std::thread::sleep(Duration::from_secs(600));
+                return;
+            }
+        }
+    }
+}
+
+/// Ollama's `/api/chat` NDJSON lines.
+pub mod ollama {
+    use super::*;
+
+    pub const CONTENT_TYPE: &str = "application/x-ndjson";
+
+    pub fn content(text: &str) -> String {
+        format!(
+            "{}\n",
+            json!({"model": "fake", "message": {"role": "assistant", "content": text}, "done": false})
+        )
+    }
+
+    pub fn thinking(text: &str) -> String {
+        format!(
+            "{}\n",
+            json!({"model": "fake", "message": {"role": "assistant", "content": "", "thinking": text}, "done": false})
+        )
+    }
+
+    /// One line carrying whole calls: `(id, name, arguments)`; an empty id is left out.
+    pub fn calls(calls: &[(&str, &str, Value)]) -> String {
+        let calls: Vec<Value> = calls
+            .iter()
+            .enumerate()
+            .map(|(i, (id, name, args))| {
+                let mut call = json!({"function": {"index": i, "name": name, "arguments": args}});
+                if !id.is_empty() {
+                    call["id"] = json!(id);
+                }
+                call
+            })
+            .collect();
+        format!(
+            "{}\n",
+            json!({"model": "fake", "message": {"role": "assistant", "content": "", "tool_calls": calls}, "done": false})
+        )
+    }
+
+    pub fn done() -> String {
+        format!(
+            "{}\n",
+            json!({"model": "fake", "message": {"role": "assistant", "content": ""}, "done": true, "done_reason": "stop", "prompt_eval_count": 10, "eval_count": 5})
+        )
+    }
+
+    pub fn error_line(message: &str) -> String {
+        format!("{}\n", json!({"error": message}))
+    }
+
+    /// A whole reply: `lines` then the done line.
+    pub fn reply(mut lines: Vec<String>) -> Reply {
+        lines.push(done());
+        Reply::stream(CONTENT_TYPE, lines)
+    }
+
+    /// A reply that only answers `text`.
+    pub fn answer(text: &str) -> Reply {
+        reply(vec![content(text)])
+    }
+}
+
+/// The OpenAI-compatible `/v1/chat/completions` SSE events.
+pub mod openai {
+    use super::*;
+
+    pub const CONTENT_TYPE: &str = "text/event-stream";
+
+    fn event(delta: Value, finish: Option<&str>) -> String {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "fake",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    }
+
+    pub fn content(text: &str) -> String {
+        event(json!({"content": text}), None)
+    }
+
+    pub fn reasoning(text: &str) -> String {
+        event(json!({"reasoning_content": text}), None)
+    }
+
+    /// The first fragment of a call: index, id, name and empty arguments,
+    /// as llama-server and vLLM send it.
+    pub fn call_start(index: u64, id: &str, name: &str) -> String {
+        event(
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": ""}}]}),
+            None,
+        )
+    }
+
+    /// A later fragment: more argument text for the call at `index`.
+    pub fn call_args(index: u64, text: &str) -> String {
+        event(
+            json!({"tool_calls": [{"index": index, "function": {"arguments": text}}]}),
+            None,
+        )
+    }
+
+    /// A whole call in one fragment.
+    pub fn call_whole(index: u64, id: &str, name: &str, args: &str) -> String {
+        event(
+            json!({"tool_calls": [{"index": index, "id": id, "type": "function", "function": {"name": name, "arguments": args}}]}),
+            None,
+        )
+    }
+
+    pub fn finish(reason: &str) -> String {
+        event(json!({}), Some(reason))
+    }
+
+    pub fn done() -> String {
+        "data: [DONE]\n\n".to_string()
+    }
+
+    /// A whole reply: `events`, then the finish reason and `[DONE]`.
+    pub fn reply(mut events: Vec<String>, reason: &str) -> Reply {
+        events.push(finish(reason));
+        events.push(done());
+        Reply::stream(CONTENT_TYPE, events)
+    }
+
+    pub fn answer(text: &str) -> Reply {
+        reply(vec![content(text)], "stop")
+    }
+}
