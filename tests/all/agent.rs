@@ -465,3 +465,108 @@ fn a_killed_run_shows_as_interrupted_and_export_gives_jsonl() {
     assert_eq!(missing.code, 1);
     assert!(missing.stderr.contains("there is no run 99"), "{missing:?}");
 }
+
+/// Runs `toolcell ARGS` on a pseudo-terminal (util-linux `script`),
+/// typing `answers` at it; returns everything the terminal showed.
+fn chat_on_terminal(ws: &Workspace, args: &[&str], answers: &str) -> (i32, String) {
+    use std::io::{Read, Write};
+    let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_toolcell"))
+        .chain(args.iter().copied())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
+    // The harness's environment for the binary, passed through `script`.
+    let harness = ws.command(&[]);
+    let mut script = std::process::Command::new("script");
+    script
+        .args(["-qec", &quoted.join(" "), "/dev/null"])
+        .current_dir(&ws.root)
+        .envs(harness.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = script.spawn().expect("util-linux `script` runs a pseudo-terminal");
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(answers.as_bytes()).unwrap();
+    let mut shown = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut shown).unwrap();
+    let status = child.wait().unwrap();
+    drop(stdin);
+    (status.code().unwrap_or(-1), shown)
+}
+
+#[test]
+fn at_a_terminal_the_prompt_shows_the_diff_and_takes_no_with_a_reason_and_yes_for_the_run() {
+    let write = |id: &str, path: &str, content: &str| {
+        ollama::reply(vec![ollama::calls(&[(id, "write_file", json!({"path": path, "content": content}))])])
+    };
+    let server = ModelServer::start(vec![
+        write("w1", "a.txt", "one\n2\nthree\n"),
+        write("w2", "a.txt", "one\nTWO\nthree\n"),
+        write("w3", "b.txt", "new\n"),
+        ollama::answer("Edited."),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    ws.write("a.txt", "one\ntwo\nthree\n");
+    let (code, shown) = chat_on_terminal(&ws, &["chat", "Edit a.txt"], "n keep the digits out\na\n");
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("-two") && shown.contains("+2"), "the diff of the first call: {shown}");
+    assert!(shown.contains("+TWO"), "the diff of the second call: {shown}");
+    assert_eq!(shown.matches("wants to run with").count(), 2, "the third call is covered by `a`: {shown}");
+    assert_eq!(ws.read("a.txt"), "one\nTWO\nthree\n");
+    assert_eq!(ws.read("b.txt"), "new\n");
+    let requests = server.requests();
+    let declined = &tool_results(&requests[1])[0].2;
+    assert!(declined.contains("declined") && declined.contains("keep the digits out"), "{declined}");
+    let record = run_record(&ws, "1");
+    let decisions: Vec<&str> = record["tool_calls"].as_array().unwrap().iter().map(|c| c["decision"].as_str().unwrap()).collect();
+    assert_eq!(decisions, ["declined", "approved-for-run", "approved"]);
+}
+
+#[test]
+fn ctrl_c_during_a_tool_cancels_it_and_the_pending_calls_get_cancelled_results() {
+    use std::io::BufRead;
+    let server = ModelServer::start(vec![ollama::reply(vec![ollama::calls(&[
+        ("p1", "probe", json!({"action": "loop"})),
+        ("p2", "read_file", json!({"path": "a.txt"})),
+    ])])]);
+    let ws = workspace(&server, "ollama", "[tools.probe]\ntimeout_ms = 120000\n");
+    ws.install_probe();
+    ws.write("a.txt", "alpha\n");
+    let mut child = ws
+        .command(&["chat", "--yes", "Spin"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start toolcell");
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let (lines_tx, lines_rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stderr.lines().map_while(Result::ok) {
+            let _ = lines_tx.send(line);
+        }
+    });
+    let mut seen = Vec::new();
+    loop {
+        let line = lines_rx.recv_timeout(Duration::from_secs(60)).expect("toolcell starts the probe");
+        seen.push(line.clone());
+        if line.contains("[running] probe") {
+            break;
+        }
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    seen.extend(lines_rx.try_iter());
+    assert_eq!(status.code(), Some(130), "{seen:#?}");
+    let record = run_record(&ws, "1");
+    assert_eq!(record["status"], "cancelled");
+    let statuses: Vec<&str> = record["tool_calls"].as_array().unwrap().iter().map(|c| c["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["cancelled", "cancelled"], "{record:#}");
+    let answered: Vec<&str> = record["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(answered, ["p1", "p2"], "every call keeps an answer in the record");
+}

@@ -30,7 +30,7 @@ use output::{CappedOutput, CapturedOutput};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use wasmtime::component::Linker;
-use wasmtime::{Engine, Store, Trap};
+use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 
 /// What a tool may print to stdout or stderr that is kept for the logs.
 pub const CAPTURE_CAP: usize = 64 * 1024;
@@ -196,8 +196,19 @@ impl Sandbox {
             .limits
             .timeout_ms
             .div_ceil(engine::EPOCH_TICK.as_millis() as u64);
-        store.set_epoch_deadline(ticks);
-        store.epoch_deadline_trap();
+        // Every tick the call yields to the async runtime, so a cancelled
+        // caller (Ctrl-C, a workflow's timeout) can drop it at once, even
+        // while the guest spins; after `ticks` ticks it traps.
+        let mut remaining = ticks;
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(move |_| {
+            remaining = remaining.saturating_sub(1);
+            if remaining == 0 {
+                Err(Trap::Interrupt.into())
+            } else {
+                Ok(UpdateDeadline::Yield(1))
+            }
+        });
 
         let call = async {
             let instance = tool.pre.instantiate_async(&mut store).await?;
