@@ -52,9 +52,14 @@ fn ndjson_body() -> Vec<u8> {
     let mut body = Vec::new();
     let mut i = 0;
     while body.len() < STREAM_BYTES {
-        body.extend_from_slice(ollama::content(&format!("word{i} and some more text, ")).as_bytes());
+        body.extend_from_slice(
+            ollama::content(&format!("word{i} and some more text, ")).as_bytes(),
+        );
         if i % 100 == 0 {
-            body.extend_from_slice(ollama::calls(&[("", "read_file", json!({"path": format!("notes/{i}.md")}))]).as_bytes());
+            body.extend_from_slice(
+                ollama::calls(&[("", "read_file", json!({"path": format!("notes/{i}.md")}))])
+                    .as_bytes(),
+            );
         }
         i += 1;
     }
@@ -66,12 +71,18 @@ fn sse_body() -> Vec<u8> {
     let mut body = Vec::new();
     let mut i = 0u64;
     while body.len() < STREAM_BYTES {
-        body.extend_from_slice(openai::content(&format!("word{i} and some more text, ")).as_bytes());
+        body.extend_from_slice(
+            openai::content(&format!("word{i} and some more text, ")).as_bytes(),
+        );
         if i % 100 == 0 {
             let index = i / 100;
-            body.extend_from_slice(openai::call_start(index, &format!("call_{index}"), "read_file").as_bytes());
+            body.extend_from_slice(
+                openai::call_start(index, &format!("call_{index}"), "read_file").as_bytes(),
+            );
             body.extend_from_slice(openai::call_args(index, "{\"path\": ").as_bytes());
-            body.extend_from_slice(openai::call_args(index, &format!("\"notes/{i}.md\"}}")).as_bytes());
+            body.extend_from_slice(
+                openai::call_args(index, &format!("\"notes/{i}.md\"}}")).as_bytes(),
+            );
         }
         i += 1;
     }
@@ -83,7 +94,8 @@ fn sse_body() -> Vec<u8> {
 fn parsing() {
     let ndjson = ndjson_body();
     let sse = sse_body();
-    let mut results: Vec<(&str, Vec<f64>)> = vec![("Ollama NDJSON", Vec::new()), ("OpenAI SSE", Vec::new())];
+    let mut results: Vec<(&str, Vec<f64>)> =
+        vec![("Ollama NDJSON", Vec::new()), ("OpenAI SSE", Vec::new())];
     for _ in 0..REPEATS {
         let started = Instant::now();
         let mut sink = |_: StreamEvent<'_>| {};
@@ -93,7 +105,9 @@ fn parsing() {
         }
         let turn = turn.into_turn().expect("complete");
         assert!(turn.tool_calls.len() > 100);
-        results[0].1.push(ndjson.len() as f64 / started.elapsed().as_secs_f64() / 1e6);
+        results[0]
+            .1
+            .push(ndjson.len() as f64 / started.elapsed().as_secs_f64() / 1e6);
 
         let started = Instant::now();
         let mut turn = llm::openai::SseTurn::default();
@@ -102,9 +116,15 @@ fn parsing() {
         }
         let turn = turn.into_turn().expect("complete");
         assert!(turn.tool_calls.len() > 100);
-        results[1].1.push(sse.len() as f64 / started.elapsed().as_secs_f64() / 1e6);
+        results[1]
+            .1
+            .push(sse.len() as f64 / started.elapsed().as_secs_f64() / 1e6);
     }
-    println!("stream parsing, {} MiB in {} KiB chunks (median of {REPEATS}):", STREAM_BYTES >> 20, CHUNK >> 10);
+    println!(
+        "stream parsing, {} MiB in {} KiB chunks (median of {REPEATS}):",
+        STREAM_BYTES >> 20,
+        CHUNK >> 10
+    );
     for (label, mut rates) in results {
         rates.sort_by(f64::total_cmp);
         println!("  {label:<14} {:>7.0} MB/s", rates[rates.len() / 2]);
@@ -120,7 +140,11 @@ fn workspace() -> (tempfile::TempDir, WorkspaceConfig, Registry) {
         let folder = tools.join(format!("noop_{i}"));
         std::fs::create_dir_all(&folder).unwrap();
         let manifest = std::fs::read_to_string(noop.folder.join("tool.toml")).unwrap();
-        std::fs::write(folder.join("tool.toml"), manifest.replace("name = \"noop\"", &format!("name = \"noop_{i}\""))).unwrap();
+        std::fs::write(
+            folder.join("tool.toml"),
+            manifest.replace("name = \"noop\"", &format!("name = \"noop_{i}\"")),
+        )
+        .unwrap();
         std::fs::copy(&noop.wasm, folder.join("tool.wasm")).unwrap();
     }
     let config = WorkspaceConfig::default_for(dir.path()).unwrap();
@@ -141,12 +165,19 @@ fn agent_rounds() {
         },
     )
     .unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let total = WARMUP + ROUNDS_PER_CASE;
     let mut script = Vec::new();
     for _ in 0..REPEATS * total {
         script.push(ollama::answer("Hello."));
-        script.push(ollama::reply(vec![ollama::calls(&[("c1", "noop_3", json!({}))])]));
+        script.push(ollama::reply(vec![ollama::calls(&[(
+            "c1",
+            "noop_3",
+            json!({}),
+        )])]));
         script.push(ollama::answer("Done."));
         script.push(ollama::answer("Hello."));
     }
@@ -157,7 +188,11 @@ fn agent_rounds() {
         ..Default::default()
     };
     let provider = llm::connect(&settings).unwrap();
-    let agent_settings = AgentSettings { max_rounds: 10, num_ctx: 8192, max_retries: 0 };
+    let agent_settings = AgentSettings {
+        max_rounds: 10,
+        num_ctx: 8192,
+        max_retries: 0,
+    };
     let cancel = CancellationToken::new();
     let mut answer_p50 = Vec::new();
     let mut tool_p50 = Vec::new();
@@ -166,12 +201,21 @@ fn agent_rounds() {
     let http = reqwest::Client::new();
     let chat_url = format!("{}/api/chat", server.url);
     let first_body = {
-        let agent = Agent::new(&dispatcher, provider.as_ref(), &ApproveAll, None, agent_settings.clone());
+        let agent = Agent::new(
+            &dispatcher,
+            provider.as_ref(),
+            &ApproveAll,
+            None,
+            agent_settings.clone(),
+        );
         let mut messages = agent.messages().to_vec();
         messages.push(toolcell::llm::Message::user("Say hello"));
         let ollama = llm::ollama::Ollama::new(&settings).unwrap();
         ollama
-            .body(toolcell::llm::ChatRequest { messages: &messages, tools: agent.tools() })
+            .body(toolcell::llm::ChatRequest {
+                messages: &messages,
+                tools: agent.tools(),
+            })
             .to_string()
     };
     for _ in 0..REPEATS {
@@ -181,13 +225,25 @@ fn agent_rounds() {
         let mut raw = Vec::new();
         for i in 0..total {
             let started = Instant::now();
-            let mut agent = Agent::new(&dispatcher, provider.as_ref(), &ApproveAll, None, agent_settings.clone());
+            let mut agent = Agent::new(
+                &dispatcher,
+                provider.as_ref(),
+                &ApproveAll,
+                None,
+                agent_settings.clone(),
+            );
             let outcome = runtime.block_on(agent.ask("Say hello", &mut Silent, &cancel));
             assert!(matches!(outcome, Outcome::Answered(_)), "{outcome:?}");
             let a = started.elapsed();
 
             let started = Instant::now();
-            let mut agent = Agent::new(&dispatcher, provider.as_ref(), &ApproveAll, None, agent_settings.clone());
+            let mut agent = Agent::new(
+                &dispatcher,
+                provider.as_ref(),
+                &ApproveAll,
+                None,
+                agent_settings.clone(),
+            );
             let outcome = runtime.block_on(agent.ask("Call noop_3", &mut Silent, &cancel));
             assert!(matches!(outcome, Outcome::Answered(_)), "{outcome:?}");
             let t = started.elapsed();
@@ -196,7 +252,12 @@ fn agent_rounds() {
             // first request's body, reading the reply to its end.
             let started = Instant::now();
             runtime.block_on(async {
-                let reply = http.post(&chat_url).body(first_body.clone()).send().await.unwrap();
+                let reply = http
+                    .post(&chat_url)
+                    .body(first_body.clone())
+                    .send()
+                    .await
+                    .unwrap();
                 reply.bytes().await.unwrap();
             });
             let h = started.elapsed();
@@ -218,12 +279,32 @@ fn agent_rounds() {
         raw_p50.push(p50(raw));
     }
     assert_eq!(server.unused(), 0);
-    let (a, t, n, h) = (median(answer_p50), median(tool_p50), median(noop_p50), median(raw_p50));
-    println!("agent round against an instant fake Ollama server, 20 tools (p50, median of {REPEATS}):");
-    println!("  plain HTTP exchange, no host (baseline) {:>6.0} µs", micros(h));
-    println!("  answer at once (1 request)            {:>8.0} µs  (host overhead {:.0} µs)", micros(a), micros(a.saturating_sub(h)));
-    println!("  one no-op tool call (2 requests)      {:>8.0} µs", micros(t));
-    println!("  the no-op call alone (dispatcher)     {:>8.0} µs", micros(n));
+    let (a, t, n, h) = (
+        median(answer_p50),
+        median(tool_p50),
+        median(noop_p50),
+        median(raw_p50),
+    );
+    println!(
+        "agent round against an instant fake Ollama server, 20 tools (p50, median of {REPEATS}):"
+    );
+    println!(
+        "  plain HTTP exchange, no host (baseline) {:>6.0} µs",
+        micros(h)
+    );
+    println!(
+        "  answer at once (1 request)            {:>8.0} µs  (host overhead {:.0} µs)",
+        micros(a),
+        micros(a.saturating_sub(h))
+    );
+    println!(
+        "  one no-op tool call (2 requests)      {:>8.0} µs",
+        micros(t)
+    );
+    println!(
+        "  the no-op call alone (dispatcher)     {:>8.0} µs",
+        micros(n)
+    );
     println!(
         "  host overhead of the tool round       {:>8.0} µs  (= tool round - no-op call - 2 plain exchanges)",
         micros(t.saturating_sub(n).saturating_sub(h * 2))

@@ -484,11 +484,18 @@ fn chat_on_terminal(ws: &Workspace, args: &[&str], answers: &str) -> (i32, Strin
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped());
-    let mut child = script.spawn().expect("util-linux `script` runs a pseudo-terminal");
+    let mut child = script
+        .spawn()
+        .expect("util-linux `script` runs a pseudo-terminal");
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(answers.as_bytes()).unwrap();
     let mut shown = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut shown).unwrap();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut shown)
+        .unwrap();
     let status = child.wait().unwrap();
     drop(stdin);
     (status.code().unwrap_or(-1), shown)
@@ -497,7 +504,11 @@ fn chat_on_terminal(ws: &Workspace, args: &[&str], answers: &str) -> (i32, Strin
 #[test]
 fn at_a_terminal_the_prompt_shows_the_diff_and_takes_no_with_a_reason_and_yes_for_the_run() {
     let write = |id: &str, path: &str, content: &str| {
-        ollama::reply(vec![ollama::calls(&[(id, "write_file", json!({"path": path, "content": content}))])])
+        ollama::reply(vec![ollama::calls(&[(
+            id,
+            "write_file",
+            json!({"path": path, "content": content}),
+        )])])
     };
     let server = ModelServer::start(vec![
         write("w1", "a.txt", "one\n2\nthree\n"),
@@ -507,18 +518,37 @@ fn at_a_terminal_the_prompt_shows_the_diff_and_takes_no_with_a_reason_and_yes_fo
     ]);
     let ws = workspace(&server, "ollama", "");
     ws.write("a.txt", "one\ntwo\nthree\n");
-    let (code, shown) = chat_on_terminal(&ws, &["chat", "Edit a.txt"], "n keep the digits out\na\n");
+    let (code, shown) =
+        chat_on_terminal(&ws, &["chat", "Edit a.txt"], "n keep the digits out\na\n");
     assert_eq!(code, 0, "{shown}");
-    assert!(shown.contains("-two") && shown.contains("+2"), "the diff of the first call: {shown}");
-    assert!(shown.contains("+TWO"), "the diff of the second call: {shown}");
-    assert_eq!(shown.matches("wants to run with").count(), 2, "the third call is covered by `a`: {shown}");
+    assert!(
+        shown.contains("-two") && shown.contains("+2"),
+        "the diff of the first call: {shown}"
+    );
+    assert!(
+        shown.contains("+TWO"),
+        "the diff of the second call: {shown}"
+    );
+    assert_eq!(
+        shown.matches("wants to run with").count(),
+        2,
+        "the third call is covered by `a`: {shown}"
+    );
     assert_eq!(ws.read("a.txt"), "one\nTWO\nthree\n");
     assert_eq!(ws.read("b.txt"), "new\n");
     let requests = server.requests();
     let declined = &tool_results(&requests[1])[0].2;
-    assert!(declined.contains("declined") && declined.contains("keep the digits out"), "{declined}");
+    assert!(
+        declined.contains("declined") && declined.contains("keep the digits out"),
+        "{declined}"
+    );
     let record = run_record(&ws, "1");
-    let decisions: Vec<&str> = record["tool_calls"].as_array().unwrap().iter().map(|c| c["decision"].as_str().unwrap()).collect();
+    let decisions: Vec<&str> = record["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["decision"].as_str().unwrap())
+        .collect();
     assert_eq!(decisions, ["declined", "approved-for-run", "approved"]);
 }
 
@@ -547,7 +577,9 @@ fn ctrl_c_during_a_tool_cancels_it_and_the_pending_calls_get_cancelled_results()
     });
     let mut seen = Vec::new();
     loop {
-        let line = lines_rx.recv_timeout(Duration::from_secs(60)).expect("toolcell starts the probe");
+        let line = lines_rx
+            .recv_timeout(Duration::from_secs(60))
+            .expect("toolcell starts the probe");
         seen.push(line.clone());
         if line.contains("[running] probe") {
             break;
@@ -559,7 +591,12 @@ fn ctrl_c_during_a_tool_cancels_it_and_the_pending_calls_get_cancelled_results()
     assert_eq!(status.code(), Some(130), "{seen:#?}");
     let record = run_record(&ws, "1");
     assert_eq!(record["status"], "cancelled");
-    let statuses: Vec<&str> = record["tool_calls"].as_array().unwrap().iter().map(|c| c["status"].as_str().unwrap()).collect();
+    let statuses: Vec<&str> = record["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
     assert_eq!(statuses, ["cancelled", "cancelled"], "{record:#}");
     let answered: Vec<&str> = record["messages"]
         .as_array()
@@ -568,5 +605,141 @@ fn ctrl_c_during_a_tool_cancels_it_and_the_pending_calls_get_cancelled_results()
         .filter(|m| m["role"] == "tool")
         .map(|m| m["tool_call_id"].as_str().unwrap())
         .collect();
-    assert_eq!(answered, ["p1", "p2"], "every call keeps an answer in the record");
+    assert_eq!(
+        answered,
+        ["p1", "p2"],
+        "every call keeps an answer in the record"
+    );
+}
+
+#[test]
+fn server_refusals_say_what_to_do() {
+    let server = ModelServer::start(vec![Reply::error(
+        400,
+        json!({"error": "registry.ollama.ai/library/gemma:2b does not support tools"}),
+    )]);
+    let ws = workspace(&server, "ollama", "");
+    let run = chat(&ws, &["hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("HTTP 400: registry.ollama.ai/library/gemma:2b does not support tools"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr
+            .contains("fix: this model has no native tool calling"),
+        "{run:?}"
+    );
+    assert_eq!(server.requests().len(), 1, "a 400 is not retried");
+
+    // Nothing listens on this port once the listener is dropped.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let ws = Workspace::new();
+    ws.write(
+        "toolcell.toml",
+        &format!(
+            "[model]\nbase_url = \"http://127.0.0.1:{port}\"\nname = \"m\"\nmax_retries = 1\n"
+        ),
+    );
+    let run = chat(&ws, &["hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("cannot reach the model server"),
+        "{run:?}"
+    );
+    assert!(run.stderr.contains("retrying in 0.5 s (1 of 1)"), "{run:?}");
+    assert!(
+        run.stderr.contains("fix: is the model server running"),
+        "{run:?}"
+    );
+
+    let run = Workspace::new().run(&["chat", "hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("no model is set") && run.stderr.contains("--model"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn undo_restores_what_a_run_changed_and_refuses_files_changed_since() {
+    let turn = |calls: &[(&str, &str, Value)]| ollama::reply(vec![ollama::calls(calls)]);
+    let script = || {
+        vec![
+            turn(&[
+                (
+                    "c1",
+                    "write_file",
+                    json!({"path": "notes.md", "content": "rewritten\n"}),
+                ),
+                (
+                    "c2",
+                    "write_file",
+                    json!({"path": "new.md", "content": "created\n"}),
+                ),
+            ]),
+            turn(&[
+                (
+                    "c3",
+                    "replace_in_file",
+                    json!({"path": "todo.md", "old_text": "buy milk", "new_text": "buy oat milk"}),
+                ),
+                (
+                    "c4",
+                    "move_path",
+                    json!({"from": "old.md", "to": "archive/old.md"}),
+                ),
+                ("c5", "delete_path", json!({"path": "scratch.md"})),
+            ]),
+            ollama::answer("Tidied up."),
+        ]
+    };
+    let server = ModelServer::start(script());
+    let ws = workspace(&server, "ollama", "");
+    ws.write("notes.md", "original notes\n");
+    ws.write("todo.md", "- buy milk\n");
+    ws.write("old.md", "old\n");
+    ws.write("scratch.md", "scratch\n");
+    std::fs::create_dir(ws.root.join("archive")).unwrap();
+    let run = chat(&ws, &["--yes", "Tidy up"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(ws.read("notes.md"), "rewritten\n");
+    assert_eq!(ws.read("todo.md"), "- buy oat milk\n");
+    assert!(!ws.root.join("old.md").exists() && !ws.root.join("scratch.md").exists());
+
+    let undo = ws.run(&["undo", "1"]);
+    assert_eq!(undo.code, 0, "{undo:?}");
+    assert_eq!(ws.read("notes.md"), "original notes\n");
+    assert_eq!(ws.read("todo.md"), "- buy milk\n");
+    assert_eq!(ws.read("old.md"), "old\n");
+    assert_eq!(ws.read("scratch.md"), "scratch\n");
+    assert!(!ws.root.join("new.md").exists() && !ws.root.join("archive/old.md").exists());
+    let again = ws.run(&["undo", "1"]);
+    assert_eq!(again.code, 1, "undone twice: {again:?}");
+
+    // A file changed after the run: undo refuses and touches nothing.
+    let server = ModelServer::start(script());
+    let ws = workspace(&server, "ollama", "");
+    ws.write("notes.md", "original notes\n");
+    ws.write("todo.md", "- buy milk\n");
+    ws.write("old.md", "old\n");
+    ws.write("scratch.md", "scratch\n");
+    std::fs::create_dir(ws.root.join("archive")).unwrap();
+    assert_eq!(chat(&ws, &["--yes", "Tidy up"]).code, 0);
+    ws.write("notes.md", "the user edited this afterwards\n");
+    let undo = ws.run(&["undo", "1"]);
+    assert_eq!(undo.code, 1, "{undo:?}");
+    assert!(
+        undo.stderr.contains("`notes.md` was changed after the run")
+            && undo.stderr.contains("nothing was changed"),
+        "{undo:?}"
+    );
+    assert_eq!(ws.read("notes.md"), "the user edited this afterwards\n");
+    assert_eq!(ws.read("todo.md"), "- buy oat milk\n");
+    assert!(ws.root.join("new.md").exists());
 }

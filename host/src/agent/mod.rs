@@ -17,9 +17,11 @@ pub mod view;
 
 use crate::approval::ApprovalMode;
 use crate::approval::{Approver, Decision};
+use crate::changes::Snapshot;
 use crate::dispatch::{CallError, Dispatcher};
 use crate::grant::ToolGrant;
 use crate::llm::{ChatProvider, ChatRequest, Finish, LlmError, Message, ToolCall, ToolSpec, Turn};
+use crate::registry::ToolSource;
 use crate::store::{RunId, Store};
 use repeat::RepeatGuard;
 use serde_json::Value;
@@ -85,6 +87,8 @@ struct CallResult {
     duration: Duration,
     /// The user chose to stop the whole run.
     quit: bool,
+    /// What the call replaced, for undo (successful file changes only).
+    snapshot: Option<Snapshot>,
 }
 
 impl<'a> Agent<'a> {
@@ -238,6 +242,11 @@ impl<'a> Agent<'a> {
             if result.quit || result.status == CallStatus::Cancelled {
                 stopped = true;
             }
+            if let (Some(rec), Some(row), Some(snapshot)) = (self.recording, row, result.snapshot)
+                && let Err(e) = snapshot.record(self.dispatcher.config(), rec.store, rec.run, row)
+            {
+                tracing::warn!("cannot keep what `{}` changed for undo: {e:#}", call.name);
+            }
             let content = context::cut_tool_result(result.content, self.settings.num_ctx);
             view.call_status(
                 call,
@@ -278,6 +287,7 @@ impl<'a> Agent<'a> {
             error_kind: Some(kind),
             duration: started.elapsed(),
             quit: false,
+            snapshot: None,
         };
         let args = match call.parsed_arguments() {
             Ok(args) => args,
@@ -336,6 +346,12 @@ impl<'a> Agent<'a> {
             }
         }
         view.call_status(call, CallStatus::Running, None, None);
+        let snapshot = match (self.recording, admitted.entry.source) {
+            (Some(_), ToolSource::BuiltIn) => {
+                Snapshot::take(self.dispatcher.config(), &call.name, &args)
+            }
+            _ => None,
+        };
         let outcome = tokio::select! {
             outcome = self.dispatcher.execute(admitted, &args) => outcome,
             () = cancel.cancelled() => {
@@ -354,6 +370,7 @@ impl<'a> Agent<'a> {
                 error_kind: None,
                 duration,
                 quit: false,
+                snapshot,
             },
             Err(error) => CallResult {
                 status: if error.is_denial() {
@@ -377,6 +394,7 @@ fn cancelled_result(why: &str) -> CallResult {
         error_kind: Some("cancelled"),
         duration: Duration::ZERO,
         quit: false,
+        snapshot: None,
     }
 }
 

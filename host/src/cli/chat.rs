@@ -185,6 +185,9 @@ fn settle(outcome: Outcome, view: &mut TerminalView) -> RunEnd {
         Outcome::Failed(error) => {
             let message = error.to_string();
             eprintln!("error: {message}");
+            if let Some(hint) = error.hint() {
+                eprintln!("  fix: {hint}");
+            }
             (RunStatus::Failed, EXIT_ERROR, None, Some(message))
         }
     }

@@ -15,6 +15,7 @@
 mod chat;
 mod runs;
 mod tools;
+mod undo;
 mod view;
 
 use crate::config::WorkspaceConfig;
@@ -69,6 +70,11 @@ enum Command {
     /// List, show and export recorded runs.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
+    /// Restore what a run's file changes replaced (refused if those files changed since).
+    Undo {
+        /// The run's id (`toolcell runs list`).
+        run: i64,
+    },
 }
 
 /// Runs the command line and returns the process exit code.
@@ -85,6 +91,7 @@ pub fn main() -> i32 {
         Command::Tools(command) => tools::run(&cli.config, command),
         Command::Chat(args) => chat::run(&cli.config, args),
         Command::Runs(command) => runs::run(&cli.config, command),
+        Command::Undo { run } => undo::run(&cli.config, run),
     };
     match outcome {
         Ok(code) => code,

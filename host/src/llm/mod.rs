@@ -263,6 +263,36 @@ impl LlmError {
         }
     }
 
+    /// What the user can do about it, when toolcell can tell.
+    pub fn hint(&self) -> Option<&'static str> {
+        match self {
+            LlmError::Connect { .. } => Some(
+                "is the model server running at that address? (`ollama serve`, `llama-server --jinja …`); set base_url under [model] or pass --base-url",
+            ),
+            LlmError::Status { status: 404, .. } => Some(
+                "the server does not know that model (or that path): for Ollama, `ollama pull NAME`; for OpenAI-compatible servers, base_url must end in /v1",
+            ),
+            LlmError::Status {
+                status: 401 | 403, ..
+            } => Some(
+                "the server wants an API key: set api_key_env under [model] to the name of the variable that holds it",
+            ),
+            LlmError::Status {
+                status: 400,
+                message,
+            } if message.contains("does not support tools") => Some(
+                "this model has no native tool calling: choose a model with tools (`ollama show NAME` lists its capabilities)",
+            ),
+            LlmError::Status {
+                status: 400,
+                message,
+            } if message.contains("does not support thinking") => {
+                Some("this model cannot think: remove `think` under [model]")
+            }
+            _ => None,
+        }
+    }
+
     /// The model does not take tools (Ollama's 400 "does not support tools").
     pub fn is_tools_unsupported(&self) -> bool {
         matches!(self, LlmError::Status { status: 400, message } if message.contains("does not support tools"))

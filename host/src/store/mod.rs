@@ -99,6 +99,33 @@ pub struct RunDetail {
     pub tool_calls: Vec<ToolCallRecord>,
 }
 
+/// A file change kept for undo (see [`crate::changes`]).
+#[derive(Debug, Clone)]
+pub struct ChangeRecord {
+    pub run: RunId,
+    pub call_row: i64,
+    pub kind: String,
+    pub path: String,
+    pub partner: Option<String>,
+    pub before_state: String,
+    pub before: Option<Vec<u8>>,
+    pub after_state: String,
+    pub partner_after_state: Option<String>,
+}
+
+/// A stored change, with its row id.
+#[derive(Debug, Clone)]
+pub struct StoredChange {
+    pub id: i64,
+    pub kind: String,
+    pub path: String,
+    pub partner: Option<String>,
+    pub before_state: String,
+    pub before: Option<Vec<u8>>,
+    pub after_state: String,
+    pub partner_after_state: Option<String>,
+}
+
 /// The SQLite store of one workspace.
 pub struct Store {
     conn: Mutex<Connection>,
@@ -245,6 +272,59 @@ impl Store {
         self.conn().execute(
             "UPDATE runs SET status = ?2, ended_at = ?3, answer = ?4, error = ?5 WHERE id = ?1",
             params![run, status.as_str(), now_ms(), answer, error],
+        )?;
+        Ok(())
+    }
+
+    /// Keeps what a call changed.
+    pub fn add_change(&self, change: &ChangeRecord) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO changes (run_id, call_row, kind, path, partner, before_state, before, after_state, partner_after_state)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+            params![
+                change.run,
+                change.call_row,
+                change.kind,
+                change.path,
+                change.partner,
+                change.before_state,
+                change.before,
+                change.after_state,
+                change.partner_after_state
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// The changes of `run` not undone yet, oldest first.
+    pub fn changes(&self, run: RunId) -> Result<Vec<StoredChange>> {
+        let conn = self.conn();
+        let mut query = conn.prepare(
+            "SELECT id, kind, path, partner, before_state, before, after_state, partner_after_state
+             FROM changes WHERE run_id = ?1 AND undone = 0 ORDER BY id",
+        )?;
+        let rows = query
+            .query_map(params![run], |row| {
+                Ok(StoredChange {
+                    id: row.get(0)?,
+                    kind: row.get(1)?,
+                    path: row.get(2)?,
+                    partner: row.get(3)?,
+                    before_state: row.get(4)?,
+                    before: row.get(5)?,
+                    after_state: row.get(6)?,
+                    partner_after_state: row.get(7)?,
+                })
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(rows)
+    }
+
+    /// Marks a change as undone.
+    pub fn mark_undone(&self, change: i64) -> Result<()> {
+        self.conn().execute(
+            "UPDATE changes SET undone = 1 WHERE id = ?1",
+            params![change],
         )?;
         Ok(())
     }

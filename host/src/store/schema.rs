@@ -4,7 +4,8 @@
 
 use rusqlite::Connection;
 
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
 CREATE TABLE runs (
     id          INTEGER PRIMARY KEY,
     kind        TEXT NOT NULL,              -- chat | workflow | schedule
@@ -45,7 +46,24 @@ CREATE TABLE tool_calls (
 );
 CREATE INDEX tool_calls_by_run ON tool_calls(run_id, seq);
 CREATE INDEX runs_by_status ON runs(status, id);
-"#];
+"#,
+    r#"
+CREATE TABLE changes (
+    id                  INTEGER PRIMARY KEY,
+    run_id              INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    call_row            INTEGER NOT NULL,
+    kind                TEXT NOT NULL,      -- file | move
+    path                TEXT NOT NULL,      -- a move: its source
+    partner             TEXT,               -- a move: its destination
+    before_state        TEXT NOT NULL,      -- absent | folder | other | sha256
+    before              BLOB,               -- a file's bytes before the call
+    after_state         TEXT NOT NULL,
+    partner_after_state TEXT,
+    undone              INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX changes_by_run ON changes(run_id, id);
+"#,
+];
 
 /// Brings the schema up to date. Each step re-reads the version inside an
 /// immediate transaction, so two processes opening a new store at once do

@@ -1,0 +1,200 @@
+//! What an agent's file changes replaced, kept so `toolcell undo RUN` can
+//! put it back.
+//!
+//! Before a call of a file-changing built-in tool runs, the host reads what
+//! is at the paths it names (through the roots' capabilities, like the tool
+//! itself); after the call succeeds it records that, with a fingerprint of
+//! what the call left. Undo checks that every path still holds what the run
+//! left (refusing, and touching nothing, if any was changed since), then
+//! restores them newest first. A file is restored whole and atomically; a
+//! move is moved back. A deleted folder is not restorable this way (it is
+//! in `.toolcell/trash`), nor is a file larger than [`MAX_KEPT_FILE`].
+
+use crate::config::WorkspaceConfig;
+use crate::store::{ChangeRecord, RunId, Store};
+use crate::workspace::{Entry, read_entry, resolve};
+use anyhow::{Context, Result, bail};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+use std::path::Path;
+
+/// Larger files are not kept: undo of their change is refused.
+pub const MAX_KEPT_FILE: u64 = 16 * 1024 * 1024;
+
+/// A path's state in the record: `absent`, `folder`, `other`, or the sha256
+/// of a file.
+pub fn fingerprint(entry: &Entry) -> String {
+    match entry {
+        Entry::Missing => "absent".into(),
+        Entry::Folder { .. } => "folder".into(),
+        Entry::Other => "other".into(),
+        Entry::File(bytes) => hex::encode(Sha256::digest(bytes)),
+    }
+}
+
+/// What a pending call may change, read before it runs.
+#[derive(Debug)]
+pub struct Snapshot {
+    kind: &'static str,
+    /// `(workspace path, what was there)`; for a move: from, then to.
+    before: Vec<(String, Entry)>,
+}
+
+impl Snapshot {
+    /// Reads the paths `tool` would change; `None` for tools the host cannot undo.
+    pub fn take(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Self> {
+        let text = |key: &str| args.get(key).and_then(Value::as_str).map(String::from);
+        let (kind, paths) = match tool {
+            "write_file" | "replace_in_file" | "delete_path" => ("file", vec![text("path")?]),
+            "move_path" => ("move", vec![text("from")?, text("to")?]),
+            _ => return None,
+        };
+        let before = paths
+            .into_iter()
+            .map(|path| {
+                let entry = read_entry(config, &path, MAX_KEPT_FILE).unwrap_or(Entry::Other);
+                (path, entry)
+            })
+            .collect();
+        Some(Self { kind, before })
+    }
+
+    /// Records the change after the call succeeded.
+    pub fn record(
+        self,
+        config: &WorkspaceConfig,
+        store: &Store,
+        run: RunId,
+        call_row: i64,
+    ) -> Result<()> {
+        for (index, (path, before)) in self.before.iter().enumerate() {
+            let after = read_entry(config, path, MAX_KEPT_FILE).unwrap_or(Entry::Other);
+            if after == *before {
+                continue;
+            }
+            let (partner, kind) = match (self.kind, index) {
+                ("move", 0) => (Some(self.before[1].0.as_str()), "move"),
+                ("move", _) => continue,
+                _ => (None, "file"),
+            };
+            let kept = match before {
+                Entry::File(bytes) => Some(bytes.as_slice()),
+                _ => None,
+            };
+            store.add_change(&ChangeRecord {
+                run,
+                call_row,
+                kind: kind.into(),
+                path: path.clone(),
+                partner: partner.map(String::from),
+                before_state: fingerprint(before),
+                before: kept.map(<[u8]>::to_vec),
+                after_state: fingerprint(&after),
+                partner_after_state: partner.map(|p| {
+                    fingerprint(&read_entry(config, p, MAX_KEPT_FILE).unwrap_or(Entry::Other))
+                }),
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Undoes the recorded changes of `run`; returns one line per change undone.
+pub fn undo(config: &WorkspaceConfig, store: &Store, run: RunId) -> Result<Vec<String>> {
+    let changes = store.changes(run)?;
+    if changes.is_empty() {
+        bail!("run {run} changed no files that toolcell can restore (or they were undone already)");
+    }
+    // Check everything first: undo all or nothing.
+    let mut problems = Vec::new();
+    for change in changes.iter().rev() {
+        let now = |path: &str| {
+            fingerprint(&read_entry(config, path, MAX_KEPT_FILE).unwrap_or(Entry::Other))
+        };
+        if now(&change.path) != change.after_state {
+            problems.push(format!("`{}` was changed after the run", change.path));
+        }
+        match (change.kind.as_str(), &change.partner) {
+            ("move", Some(to)) => {
+                if Some(now(to)) != change.partner_after_state {
+                    problems.push(format!("`{to}` was changed after the run"));
+                }
+            }
+            _ => {
+                if change.before.is_none() && change.before_state != "absent" {
+                    problems.push(format!(
+                        "`{}` was a {} before the run, which toolcell did not keep (a deleted folder is in .toolcell/trash)",
+                        change.path,
+                        if change.before_state == "folder" { "folder" } else { "large or special file" }
+                    ));
+                }
+            }
+        }
+    }
+    if !problems.is_empty() {
+        bail!(
+            "cannot undo run {run}; nothing was changed:\n  - {}\n  fix: restore those paths by hand, or put back what the run left",
+            problems.join("\n  - ")
+        );
+    }
+    let mut done = Vec::new();
+    for change in changes.iter().rev() {
+        match (change.kind.as_str(), &change.partner) {
+            ("move", Some(to)) => {
+                move_back(config, to, &change.path)?;
+                done.push(format!("moved `{to}` back to `{}`", change.path));
+            }
+            _ => match &change.before {
+                Some(bytes) => {
+                    write_atomically(config, &change.path, bytes)?;
+                    done.push(format!("restored `{}`", change.path));
+                }
+                None => {
+                    remove_file(config, &change.path)?;
+                    done.push(format!("removed `{}`, which the run created", change.path));
+                }
+            },
+        }
+        store.mark_undone(change.id)?;
+    }
+    Ok(done)
+}
+
+fn open(config: &WorkspaceConfig, path: &str) -> Result<(cap_std::fs::Dir, std::path::PathBuf)> {
+    let resolved =
+        resolve(config, path).with_context(|| format!("`{path}` is outside the workspace"))?;
+    let dir = resolved
+        .open_root()
+        .with_context(|| format!("cannot open the root holding `{path}`"))?;
+    Ok((dir, resolved.relative))
+}
+
+fn write_atomically(config: &WorkspaceConfig, path: &str, bytes: &[u8]) -> Result<()> {
+    let (dir, relative) = open(config, path)?;
+    let parent = relative.parent().unwrap_or(Path::new(""));
+    let name = relative
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("file");
+    let temp = parent.join(format!(".{name}.toolcell-undo-{}", std::process::id()));
+    dir.write(&temp, bytes)
+        .with_context(|| format!("cannot write next to `{path}`"))?;
+    dir.rename(&temp, &dir, &relative).with_context(|| {
+        let _ = dir.remove_file(&temp);
+        format!("cannot restore `{path}`")
+    })
+}
+
+fn remove_file(config: &WorkspaceConfig, path: &str) -> Result<()> {
+    let (dir, relative) = open(config, path)?;
+    dir.remove_file(&relative)
+        .with_context(|| format!("cannot remove `{path}`"))
+}
+
+fn move_back(config: &WorkspaceConfig, from: &str, to: &str) -> Result<()> {
+    let (from_dir, from_rel) = open(config, from)?;
+    let (to_dir, to_rel) = open(config, to)?;
+    from_dir
+        .rename(&from_rel, &to_dir, &to_rel)
+        .with_context(|| format!("cannot move `{from}` back to `{to}`"))
+}
