@@ -50,12 +50,12 @@ fn main() {
 
 fn ndjson_body() -> Vec<u8> {
     let mut body = Vec::new();
-    let mut i = 0;
+    let mut i = 0u64;
     while body.len() < STREAM_BYTES {
         body.extend_from_slice(
             ollama::content(&format!("word{i} and some more text, ")).as_bytes(),
         );
-        if i % 100 == 0 {
+        if i.is_multiple_of(100) {
             body.extend_from_slice(
                 ollama::calls(&[("", "read_file", json!({"path": format!("notes/{i}.md")}))])
                     .as_bytes(),
@@ -74,7 +74,7 @@ fn sse_body() -> Vec<u8> {
         body.extend_from_slice(
             openai::content(&format!("word{i} and some more text, ")).as_bytes(),
         );
-        if i % 100 == 0 {
+        if i.is_multiple_of(100) {
             let index = i / 100;
             body.extend_from_slice(
                 openai::call_start(index, &format!("call_{index}"), "read_file").as_bytes(),

@@ -39,7 +39,7 @@ impl TerminalView {
         if self.thinking_open {
             self.thinking_open = false;
             let mut err = std::io::stderr();
-            let _ = write!(err, "{}\n", if self.styled { RESET } else { "" });
+            let _ = writeln!(err, "{}", if self.styled { RESET } else { "" });
         }
         if self.open_line {
             self.open_line = false;
@@ -78,9 +78,9 @@ impl AgentView for TerminalView {
             StreamEvent::Content(text) => {
                 if self.thinking_open {
                     self.thinking_open = false;
-                    let _ = write!(
+                    let _ = writeln!(
                         std::io::stderr(),
-                        "{}\n",
+                        "{}",
                         if self.styled { RESET } else { "" }
                     );
                 }
