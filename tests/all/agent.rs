@@ -25,7 +25,7 @@ fn workspace(server: &ModelServer, provider: &str, extra: &str) -> Workspace {
 }
 
 /// The tool results in a request: `(tool_call_id, tool_name, content)`.
-fn tool_results(request: &Request) -> Vec<(String, String, String)> {
+pub fn tool_results(request: &Request) -> Vec<(String, String, String)> {
     messages(request)
         .iter()
         .filter(|m| m["role"] == "tool")
@@ -36,7 +36,7 @@ fn tool_results(request: &Request) -> Vec<(String, String, String)> {
         .collect()
 }
 
-fn messages(request: &Request) -> Vec<Value> {
+pub fn messages(request: &Request) -> Vec<Value> {
     request.body["messages"]
         .as_array()
         .cloned()
@@ -45,7 +45,7 @@ fn messages(request: &Request) -> Vec<Value> {
 
 /// Every tool message follows the assistant message that holds its call,
 /// in the order of the calls.
-fn assert_paired(request: &Request) {
+pub fn assert_paired(request: &Request) {
     let messages = messages(request);
     let mut expected: Vec<String> = Vec::new();
     for m in &messages {
@@ -80,7 +80,7 @@ fn chat(ws: &Workspace, args: &[&str]) -> Run {
     ws.run(&all)
 }
 
-fn run_record(ws: &Workspace, id: &str) -> Value {
+pub fn run_record(ws: &Workspace, id: &str) -> Value {
     let run = ws.run(&["runs", "show", id, "--json"]);
     assert_eq!(run.code, 0, "{run:?}");
     run.json()

@@ -15,5 +15,6 @@ mod cli;
 mod confinement;
 mod file_tools;
 mod limits;
+mod llama;
 mod manifests;
 mod search;

@@ -141,25 +141,48 @@ impl ModelServer {
     }
 }
 
-fn serve(stream: TcpStream, script: &Mutex<VecDeque<Reply>>, requests: &Mutex<Vec<Request>>) {
-    // Pieces go out as written, as a streaming server sends them.
-    let _ = stream.set_nodelay(true);
-    let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
+/// Rewrites the `n`th request (0-based) before a proxy forwards it.
+pub type Rewrite = dyn Fn(usize, &mut Value) + Send + Sync;
+
+impl ModelServer {
+    /// A recording proxy in front of a real server at `upstream`
+    /// (`http://host:port`): each request is recorded, passed through
+    /// `rewrite`, and forwarded; the upstream's reply is copied back byte
+    /// for byte as it arrives.
+    pub fn proxy(upstream: &str, rewrite: Box<Rewrite>) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1");
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let upstream = upstream.trim_start_matches("http://").to_string();
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let rewrite: Arc<Rewrite> = Arc::from(rewrite);
+        let r = requests.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let (r, rewrite, upstream) = (r.clone(), rewrite.clone(), upstream.clone());
+                std::thread::spawn(move || forward(stream, &upstream, &r, &*rewrite));
+            }
+        });
+        Self {
+            url,
+            script: Arc::new(Mutex::new(VecDeque::new())),
+            requests,
+        }
+    }
+}
+
+/// Reads one HTTP request: its path, headers and JSON body.
+fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
     let mut request_line = String::new();
     if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
-        return;
+        return None;
     }
-    let path = request_line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("")
-        .to_string();
+    let path = request_line.split_whitespace().nth(1).unwrap_or("").to_string();
     let mut headers = Vec::new();
     let mut length = 0usize;
     loop {
         let mut line = String::new();
         if reader.read_line(&mut line).unwrap_or(0) == 0 {
-            return;
+            return None;
         }
         let line = line.trim_end();
         if line.is_empty() {
@@ -174,15 +197,47 @@ fn serve(stream: TcpStream, script: &Mutex<VecDeque<Reply>>, requests: &Mutex<Ve
         }
     }
     let mut body = vec![0; length];
-    if reader.read_exact(&mut body).is_err() {
+    reader.read_exact(&mut body).ok()?;
+    let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    Some(Request { path, headers, body })
+}
+
+fn forward(client: TcpStream, upstream: &str, requests: &Mutex<Vec<Request>>, rewrite: &Rewrite) {
+    let _ = client.set_nodelay(true);
+    let mut reader = BufReader::new(client.try_clone().expect("clone stream"));
+    let Some(mut request) = read_request(&mut reader) else {
+        return;
+    };
+    let n = {
+        let mut all = requests.lock().unwrap();
+        all.push(request.clone());
+        all.len() - 1
+    };
+    rewrite(n, &mut request.body);
+    let body = request.body.to_string();
+    let Ok(mut server) = TcpStream::connect(upstream) else {
+        return;
+    };
+    let head = format!(
+        "POST {} HTTP/1.1\r\nHost: {upstream}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        request.path,
+        body.len()
+    );
+    if server.write_all(head.as_bytes()).and_then(|()| server.write_all(body.as_bytes())).is_err() {
         return;
     }
-    let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    requests.lock().unwrap().push(Request {
-        path,
-        headers,
-        body,
-    });
+    let mut client = client;
+    let _ = std::io::copy(&mut server, &mut client);
+}
+
+fn serve(stream: TcpStream, script: &Mutex<VecDeque<Reply>>, requests: &Mutex<Vec<Request>>) {
+    // Pieces go out as written, as a streaming server sends them.
+    let _ = stream.set_nodelay(true);
+    let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
+    let Some(request) = read_request(&mut reader) else {
+        return;
+    };
+    requests.lock().unwrap().push(request);
     let reply = script.lock().unwrap().pop_front().unwrap_or_else(|| {
         Reply::error(
             500,

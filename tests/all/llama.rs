@@ -1,0 +1,142 @@
+//! End to end against a real model server: llama.cpp's `llama-server` with
+//! a real small model (SmolLM2-135M-Instruct), built and cached by
+//! `tests/support/llama-server.sh`, speaking the real OpenAI-compatible
+//! protocol on 127.0.0.1.
+//!
+//! So small a model does not call tools on its own. A recording proxy sets
+//! `tool_choice: "required"` on the first request and pre-fills the
+//! assistant turn with `<tool_call>\n`; everything else, including the
+//! streamed tool-call fragments, the ids and the follow-up with the results,
+//! is the real server's.
+
+use crate::agent::{assert_paired, messages, run_record, tool_results};
+use crate::harness::Workspace;
+use crate::model_server::ModelServer;
+use serde_json::json;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A running llama-server, killed when dropped.
+struct LlamaServer {
+    child: Child,
+    url: String,
+    log: std::path::PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for LlamaServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// How long the server may take to load the model and answer `/health`.
+const STARTUP_LIMIT: Duration = Duration::from_secs(180);
+
+impl LlamaServer {
+    fn start() -> Self {
+        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/support/llama-server.sh");
+        let setup = Command::new("bash").arg(script).output().expect("run llama-server.sh");
+        assert!(
+            setup.status.success(),
+            "llama-server.sh failed (it needs cmake, a C++ compiler and PyPI):\n{}",
+            String::from_utf8_lossy(&setup.stderr)
+        );
+        let paths = String::from_utf8(setup.stdout).unwrap();
+        let path = |key: &str| {
+            paths
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{key}=")))
+                .unwrap_or_else(|| panic!("llama-server.sh printed no {key}: {paths}"))
+                .to_string()
+        };
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("llama-server.log");
+        let child = Command::new(path("LLAMA_SERVER"))
+            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
+            .args(["-m", &path("LLAMA_MODEL"), "--jinja", "--chat-template-file", &path("LLAMA_TEMPLATE")])
+            .args(["-c", "4096", "-t", "2", "--no-webui", "-a", "smollm2"])
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("start llama-server");
+        let mut server = Self {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            log,
+            _dir: dir,
+        };
+        server.wait_until_healthy(port);
+        server
+    }
+
+    fn wait_until_healthy(&mut self, port: u16) {
+        let started = std::time::Instant::now();
+        while started.elapsed() < STARTUP_LIMIT {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("llama-server exited ({status}):\n{}", std::fs::read_to_string(&self.log).unwrap_or_default());
+            }
+            if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) {
+                let _ = stream.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+                let mut reply = String::new();
+                let _ = stream.read_to_string(&mut reply);
+                if reply.starts_with("HTTP/1.1 200") {
+                    return;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        panic!("llama-server did not become healthy:\n{}", std::fs::read_to_string(&self.log).unwrap_or_default());
+    }
+}
+
+#[test]
+fn a_real_llama_server_drives_a_real_tool_call_through_the_openai_path() {
+    let llama = LlamaServer::start();
+    let proxy = ModelServer::proxy(
+        &llama.url,
+        Box::new(|n, body| {
+            if n == 0 {
+                body["tool_choice"] = json!("required");
+                body["messages"].as_array_mut().unwrap().push(json!({"role": "assistant", "content": "<tool_call>\n"}));
+            }
+        }),
+    );
+    let ws = Workspace::new();
+    ws.write("notes.txt", "The secret word is pumpkin.\n");
+    let mut config = format!(
+        "[model]\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nname = \"smollm2\"\nnum_ctx = 4096\ntemperature = 0\nidle_timeout_ms = 120000\n",
+        proxy.url
+    );
+    // One tool keeps the prompt small for a 4k context.
+    for tool in ["list_directory", "search_files", "write_file", "replace_in_file", "create_directory", "move_path", "delete_path"] {
+        config.push_str(&format!("[tools.{tool}]\nenabled = false\n"));
+    }
+    ws.write("toolcell.toml", &config);
+    let run = ws.run(&["chat", "--max-rounds", "3", "Read the file notes.txt"]);
+    assert!(run.code == 0 || run.code == 5, "an answer, or the budget used up by a tiny model: {run:?}");
+
+    let requests = proxy.requests();
+    assert!(requests.len() >= 2, "the real tool call needs a follow-up request: {run:?}");
+    assert_eq!(requests[0].path, "/v1/chat/completions");
+    let second = &requests[1];
+    assert_paired(second);
+    let assistant = messages(second).into_iter().find(|m| m["role"] == "assistant").expect("the assistant turn is replayed");
+    let ids: Vec<String> = assistant["tool_calls"]
+        .as_array()
+        .expect("the real stream carried structured tool calls")
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(!ids.is_empty());
+    let results = tool_results(second);
+    assert_eq!(results.iter().map(|r| r.0.clone()).collect::<Vec<_>>(), ids, "one result per real call id, in order");
+    assert!(results.iter().any(|r| r.2.contains("pumpkin")), "the file came back to the model: {results:?}");
+    let record = run_record(&ws, "1");
+    assert_eq!(record["tool_calls"][0]["tool"], "read_file");
+    assert_eq!(record["tool_calls"][0]["status"], "done");
+}
