@@ -743,3 +743,92 @@ fn undo_restores_what_a_run_changed_and_refuses_files_changed_since() {
     assert_eq!(ws.read("todo.md"), "- buy oat milk\n");
     assert!(ws.root.join("new.md").exists());
 }
+
+#[test]
+fn an_interactive_chat_takes_one_task_per_line_in_one_run() {
+    use std::io::Write;
+    let server = ModelServer::start(vec![
+        ollama::answer("First answer."),
+        ollama::reply(vec![ollama::calls(&[(
+            "l1",
+            "list_directory",
+            json!({"path": "."}),
+        )])]),
+        ollama::answer("Second answer."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "toolcell.toml",
+        &format!(
+            "[model]\nbase_url = \"{}\"\nname = \"m\"\nthink = true\ntemperature = 0.3\n",
+            server.url
+        ),
+    );
+    let mut child = ws
+        .command(&["chat", "--hide-thinking"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"first task\nsecond task\n")
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    assert!(
+        stdout.contains("First answer.") && stdout.contains("Second answer."),
+        "{stdout}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // The conversation carries over: the second task sees the first.
+    let contents: Vec<String> = messages(&requests[1])
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or("").to_string())
+        .collect();
+    assert!(
+        contents.contains(&"first task".to_string())
+            && contents.contains(&"First answer.".to_string()),
+        "{contents:?}"
+    );
+    assert_eq!(requests[0].body["think"], true);
+    assert_eq!(requests[0].body["options"]["temperature"], 0.3);
+    let runs = ws.run(&["runs", "list", "--json"]).json();
+    assert_eq!(
+        runs.as_array().unwrap().len(),
+        1,
+        "one conversation, one run"
+    );
+}
+
+#[test]
+fn the_api_key_comes_from_the_named_variable_only() {
+    let server = ModelServer::start(vec![openai::answer("ok")]);
+    let mut ws = workspace(&server, "openai", "");
+    ws.write(
+        "toolcell.toml",
+        &format!("[model]\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nname = \"m\"\napi_key_env = \"TEST_MODEL_KEY\"\n", server.url),
+    );
+    let run = chat(&ws, &["hi"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("`TEST_MODEL_KEY`, but that environment variable is not set"),
+        "{run:?}"
+    );
+    assert!(server.requests().is_empty());
+    ws.env("TEST_MODEL_KEY", "sk-test-123");
+    let run = chat(&ws, &["hi"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let auth = server.requests()[0]
+        .headers
+        .iter()
+        .find(|(k, _)| k == "authorization")
+        .map(|(_, v)| v.clone());
+    assert_eq!(auth.as_deref(), Some("Bearer sk-test-123"));
+}

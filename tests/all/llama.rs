@@ -38,8 +38,14 @@ const STARTUP_LIMIT: Duration = Duration::from_secs(180);
 
 impl LlamaServer {
     fn start() -> Self {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/support/llama-server.sh");
-        let setup = Command::new("bash").arg(script).output().expect("run llama-server.sh");
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/support/llama-server.sh"
+        );
+        let setup = Command::new("bash")
+            .arg(script)
+            .output()
+            .expect("run llama-server.sh");
         assert!(
             setup.status.success(),
             "llama-server.sh failed (it needs cmake, a C++ compiler and PyPI):\n{}",
@@ -53,12 +59,22 @@ impl LlamaServer {
                 .unwrap_or_else(|| panic!("llama-server.sh printed no {key}: {paths}"))
                 .to_string()
         };
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("llama-server.log");
         let child = Command::new(path("LLAMA_SERVER"))
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["-m", &path("LLAMA_MODEL"), "--jinja", "--chat-template-file", &path("LLAMA_TEMPLATE")])
+            .args([
+                "-m",
+                &path("LLAMA_MODEL"),
+                "--jinja",
+                "--chat-template-file",
+                &path("LLAMA_TEMPLATE"),
+            ])
             .args(["-c", "4096", "-t", "2", "--no-webui", "-a", "smollm2"])
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
@@ -78,10 +94,15 @@ impl LlamaServer {
         let started = std::time::Instant::now();
         while started.elapsed() < STARTUP_LIMIT {
             if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("llama-server exited ({status}):\n{}", std::fs::read_to_string(&self.log).unwrap_or_default());
+                panic!(
+                    "llama-server exited ({status}):\n{}",
+                    std::fs::read_to_string(&self.log).unwrap_or_default()
+                );
             }
             if let Ok(mut stream) = TcpStream::connect(("127.0.0.1", port)) {
-                let _ = stream.write_all(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+                let _ = stream.write_all(
+                    b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+                );
                 let mut reply = String::new();
                 let _ = stream.read_to_string(&mut reply);
                 if reply.starts_with("HTTP/1.1 200") {
@@ -90,7 +111,10 @@ impl LlamaServer {
             }
             std::thread::sleep(Duration::from_millis(200));
         }
-        panic!("llama-server did not become healthy:\n{}", std::fs::read_to_string(&self.log).unwrap_or_default());
+        panic!(
+            "llama-server did not become healthy:\n{}",
+            std::fs::read_to_string(&self.log).unwrap_or_default()
+        );
     }
 }
 
@@ -102,7 +126,10 @@ fn a_real_llama_server_drives_a_real_tool_call_through_the_openai_path() {
         Box::new(|n, body| {
             if n == 0 {
                 body["tool_choice"] = json!("required");
-                body["messages"].as_array_mut().unwrap().push(json!({"role": "assistant", "content": "<tool_call>\n"}));
+                body["messages"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(json!({"role": "assistant", "content": "<tool_call>\n"}));
             }
         }),
     );
@@ -113,19 +140,36 @@ fn a_real_llama_server_drives_a_real_tool_call_through_the_openai_path() {
         proxy.url
     );
     // One tool keeps the prompt small for a 4k context.
-    for tool in ["list_directory", "search_files", "write_file", "replace_in_file", "create_directory", "move_path", "delete_path"] {
+    for tool in [
+        "list_directory",
+        "search_files",
+        "write_file",
+        "replace_in_file",
+        "create_directory",
+        "move_path",
+        "delete_path",
+    ] {
         config.push_str(&format!("[tools.{tool}]\nenabled = false\n"));
     }
     ws.write("toolcell.toml", &config);
     let run = ws.run(&["chat", "--max-rounds", "3", "Read the file notes.txt"]);
-    assert!(run.code == 0 || run.code == 5, "an answer, or the budget used up by a tiny model: {run:?}");
+    assert!(
+        run.code == 0 || run.code == 5,
+        "an answer, or the budget used up by a tiny model: {run:?}"
+    );
 
     let requests = proxy.requests();
-    assert!(requests.len() >= 2, "the real tool call needs a follow-up request: {run:?}");
+    assert!(
+        requests.len() >= 2,
+        "the real tool call needs a follow-up request: {run:?}"
+    );
     assert_eq!(requests[0].path, "/v1/chat/completions");
     let second = &requests[1];
     assert_paired(second);
-    let assistant = messages(second).into_iter().find(|m| m["role"] == "assistant").expect("the assistant turn is replayed");
+    let assistant = messages(second)
+        .into_iter()
+        .find(|m| m["role"] == "assistant")
+        .expect("the assistant turn is replayed");
     let ids: Vec<String> = assistant["tool_calls"]
         .as_array()
         .expect("the real stream carried structured tool calls")
@@ -134,8 +178,15 @@ fn a_real_llama_server_drives_a_real_tool_call_through_the_openai_path() {
         .collect();
     assert!(!ids.is_empty());
     let results = tool_results(second);
-    assert_eq!(results.iter().map(|r| r.0.clone()).collect::<Vec<_>>(), ids, "one result per real call id, in order");
-    assert!(results.iter().any(|r| r.2.contains("pumpkin")), "the file came back to the model: {results:?}");
+    assert_eq!(
+        results.iter().map(|r| r.0.clone()).collect::<Vec<_>>(),
+        ids,
+        "one result per real call id, in order"
+    );
+    assert!(
+        results.iter().any(|r| r.2.contains("pumpkin")),
+        "the file came back to the model: {results:?}"
+    );
     let record = run_record(&ws, "1");
     assert_eq!(record["tool_calls"][0]["tool"], "read_file");
     assert_eq!(record["tool_calls"][0]["status"], "done");

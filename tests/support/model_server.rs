@@ -176,7 +176,11 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
     if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
         return None;
     }
-    let path = request_line.split_whitespace().nth(1).unwrap_or("").to_string();
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("")
+        .to_string();
     let mut headers = Vec::new();
     let mut length = 0usize;
     loop {
@@ -199,7 +203,11 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
     let mut body = vec![0; length];
     reader.read_exact(&mut body).ok()?;
     let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    Some(Request { path, headers, body })
+    Some(Request {
+        path,
+        headers,
+        body,
+    })
 }
 
 fn forward(client: TcpStream, upstream: &str, requests: &Mutex<Vec<Request>>, rewrite: &Rewrite) {
@@ -223,7 +231,11 @@ fn forward(client: TcpStream, upstream: &str, requests: &Mutex<Vec<Request>>, re
         request.path,
         body.len()
     );
-    if server.write_all(head.as_bytes()).and_then(|()| server.write_all(body.as_bytes())).is_err() {
+    if server
+        .write_all(head.as_bytes())
+        .and_then(|()| server.write_all(body.as_bytes()))
+        .is_err()
+    {
         return;
     }
     let mut client = client;
