@@ -30,6 +30,7 @@ use toolcell::agent::{Agent, AgentSettings, Outcome};
 use toolcell::approval::ApproveAll;
 use toolcell::config::WorkspaceConfig;
 use toolcell::dispatch::Dispatcher;
+use toolcell::llm::stream::TurnDecoder;
 use toolcell::llm::{self, StreamEvent};
 use toolcell::registry::Registry;
 use toolcell::sandbox::{Allocation, SandboxOptions};

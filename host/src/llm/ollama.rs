@@ -9,7 +9,7 @@
 //! `{"error": "…"}` that must surface as an error.
 
 use super::lines::{LineSplitter, PushError};
-use super::stream::{client, post_json, read_body};
+use super::stream::{TurnDecoder, client, exchange};
 use super::{
     ChatProvider, ChatRequest, Finish, LlmError, Message, ModelSettings, Role, StreamEvent,
     StreamSink, Think, ToolCall, Turn, Usage,
@@ -77,13 +77,7 @@ impl ChatProvider for Ollama {
     ) -> Result<Turn, LlmError> {
         let body = self.body(request);
         let idle = self.settings.idle_timeout;
-        let response = post_json(self.http.post(&self.url), &self.url, &body, idle).await?;
-        let mut decoder = NdjsonTurn::default();
-        let done = read_body(response, idle, |chunk| decoder.push(chunk, sink)).await?;
-        if !done {
-            decoder.finish(sink)?;
-        }
-        decoder.into_turn()
+        exchange::<NdjsonTurn>(self.http.post(&self.url), &self.url, &body, idle, sink).await
     }
 }
 
@@ -134,9 +128,9 @@ pub struct NdjsonTurn {
     usage: Option<Usage>,
 }
 
-impl NdjsonTurn {
+impl TurnDecoder for NdjsonTurn {
     /// Feeds a chunk of the body; `Ok(true)` once the `done` line arrived.
-    pub fn push(&mut self, chunk: &[u8], sink: &mut StreamSink<'_>) -> Result<bool, LlmError> {
+    fn push(&mut self, chunk: &[u8], sink: &mut StreamSink<'_>) -> Result<bool, LlmError> {
         let Self {
             lines,
             content,
@@ -165,7 +159,7 @@ impl NdjsonTurn {
     }
 
     /// The body ended: a last line without a newline still counts.
-    pub fn finish(&mut self, sink: &mut StreamSink<'_>) -> Result<(), LlmError> {
+    fn finish(&mut self, sink: &mut StreamSink<'_>) -> Result<(), LlmError> {
         let rest = self.lines.finish();
         if rest.iter().all(u8::is_ascii_whitespace) {
             return Ok(());
@@ -181,7 +175,7 @@ impl NdjsonTurn {
     }
 
     /// The finished turn, or [`LlmError::Truncated`] if no `done` line came.
-    pub fn into_turn(self) -> Result<Turn, LlmError> {
+    fn into_turn(self) -> Result<Turn, LlmError> {
         let Some(reason) = self.done_reason else {
             return Err(LlmError::Truncated);
         };

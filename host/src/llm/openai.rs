@@ -16,7 +16,7 @@
 //!   turn, and possibly its last call, was cut off.
 
 use super::sse::{SseDecoder, SseError};
-use super::stream::{client, post_json, read_body};
+use super::stream::{TurnDecoder, client, exchange};
 use super::{
     ChatProvider, ChatRequest, Finish, LlmError, Message, ModelSettings, Role, StreamEvent,
     StreamSink, Think, ToolCall, Turn, Usage,
@@ -98,13 +98,7 @@ impl ChatProvider for OpenAi {
             post = post.bearer_auth(key);
         }
         let idle = self.settings.idle_timeout;
-        let response = post_json(post, &self.url, &body, idle).await?;
-        let mut decoder = SseTurn::default();
-        let done = read_body(response, idle, |chunk| decoder.push(chunk, sink)).await?;
-        if !done {
-            decoder.finish(sink)?;
-        }
-        decoder.into_turn()
+        exchange::<SseTurn>(post, &self.url, &body, idle, sink).await
     }
 }
 
@@ -162,9 +156,9 @@ struct ChunkState {
     done: bool,
 }
 
-impl SseTurn {
+impl TurnDecoder for SseTurn {
     /// Feeds a chunk of the body; `Ok(true)` once `[DONE]` arrived.
-    pub fn push(&mut self, chunk: &[u8], sink: &mut StreamSink<'_>) -> Result<bool, LlmError> {
+    fn push(&mut self, chunk: &[u8], sink: &mut StreamSink<'_>) -> Result<bool, LlmError> {
         let state = &mut self.state;
         self.sse
             .push(chunk, |data| state.event(data, sink))
@@ -173,7 +167,7 @@ impl SseTurn {
     }
 
     /// The body ended without `[DONE]`.
-    pub fn finish(&mut self, sink: &mut StreamSink<'_>) -> Result<(), LlmError> {
+    fn finish(&mut self, sink: &mut StreamSink<'_>) -> Result<(), LlmError> {
         let state = &mut self.state;
         self.sse
             .finish(|data| state.event(data, sink))
@@ -182,7 +176,7 @@ impl SseTurn {
 
     /// The finished turn. A stream that ended with neither `[DONE]` nor a
     /// finish reason was cut off.
-    pub fn into_turn(self) -> Result<Turn, LlmError> {
+    fn into_turn(self) -> Result<Turn, LlmError> {
         let state = self.state;
         let reason = match (state.finish, state.done) {
             (Some(reason), _) => reason,

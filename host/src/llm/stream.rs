@@ -2,7 +2,7 @@
 //! failed status into an error with the server's own message, and read the
 //! body chunk by chunk with an idle timeout.
 
-use super::LlmError;
+use super::{LlmError, StreamSink, Turn};
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::time::Duration;
@@ -121,4 +121,31 @@ fn error_chain(e: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     message
+}
+
+/// Accumulates one turn from a response body, whatever its wire format.
+pub trait TurnDecoder: Default {
+    /// Feeds a chunk of the body; `Ok(true)` once the answer is complete.
+    fn push(&mut self, chunk: &[u8], sink: &mut StreamSink<'_>) -> Result<bool, LlmError>;
+    /// The body ended before the end-of-answer marker.
+    fn finish(&mut self, sink: &mut StreamSink<'_>) -> Result<(), LlmError>;
+    /// The finished turn, or [`LlmError::Truncated`].
+    fn into_turn(self) -> Result<Turn, LlmError>;
+}
+
+/// One model exchange: POST `body`, decode the streamed answer with `D`.
+pub async fn exchange<D: TurnDecoder>(
+    request: reqwest::RequestBuilder,
+    url: &str,
+    body: &Value,
+    idle: Duration,
+    sink: &mut StreamSink<'_>,
+) -> Result<Turn, LlmError> {
+    let response = post_json(request, url, body, idle).await?;
+    let mut decoder = D::default();
+    let done = read_body(response, idle, |chunk| decoder.push(chunk, sink)).await?;
+    if !done {
+        decoder.finish(sink)?;
+    }
+    decoder.into_turn()
 }
