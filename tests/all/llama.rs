@@ -75,7 +75,9 @@ impl LlamaServer {
                 "--chat-template-file",
                 &path("LLAMA_TEMPLATE"),
             ])
-            .args(["-c", "4096", "-t", "2", "--no-webui", "-a", "smollm2"])
+            // One thread: with the test run loading both cores, two threads made
+            // a request ten times slower.
+            .args(["-c", "4096", "-t", "1", "--no-webui", "-a", "smollm2"])
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()

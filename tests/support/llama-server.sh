@@ -20,7 +20,8 @@
 # `eval "$(tests/support/llama-server.sh)"`.  Non-zero exit on any failure.
 #
 # Cache: ${TOOLCELL_TEST_CACHE:-$HOME/.cache/toolcell-test}/llama.  A cold run
-# takes a few minutes (mostly the C++ build); a warm run only prints.
+# is ~21 CPU-minutes of C++ compiling (11-20 minutes on 2 cores, depending on
+# what else runs) plus ~30 s of downloads; a warm run only prints.
 # Each result is produced in a scratch directory inside the cache and then
 # renamed into place (rename(2) is atomic on one filesystem), so a run killed
 # at any point never leaves a half-built binary or a truncated model behind.
@@ -146,7 +147,7 @@ if [[ ! -x $server || ! -s $template ]]; then
     mkdir -p "$llama_dir"
     if (( need_build )); then
         jobs=${TOOLCELL_BUILD_JOBS:-$(nproc 2>/dev/null || echo 2)}
-        echo "$prog: building llama-server with $jobs jobs (a few minutes)"
+        echo "$prog: building llama-server with $jobs jobs (~21 CPU-minutes)"
         # Why each option:
         #   LLAMA_USE_PREBUILT_UI/LLAMA_BUILD_UI=OFF: the web UI would be
         #     downloaded or built with npm during the build; the server works
