@@ -8,6 +8,7 @@
 pub mod agent;
 pub mod approval;
 pub mod builtin;
+pub mod calls;
 pub mod changes;
 pub mod cli;
 pub mod config;

@@ -15,17 +15,14 @@ pub mod prompt;
 pub mod repeat;
 pub mod view;
 
-use crate::approval::ApprovalMode;
-use crate::approval::{Approver, Decision};
-use crate::changes::Snapshot;
-use crate::dispatch::{CallError, Dispatcher};
+use crate::approval::{ApprovalMode, Approver};
+pub use crate::calls::Recording;
+use crate::calls::{CallResult, ToolRunner};
+use crate::dispatch::Dispatcher;
 use crate::grant::ToolGrant;
 use crate::llm::{ChatProvider, ChatRequest, Finish, LlmError, Message, ToolCall, ToolSpec, Turn};
-use crate::registry::ToolSource;
-use crate::store::{RunId, Store};
 use repeat::RepeatGuard;
-use serde_json::Value;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use view::{AgentView, CallStatus};
 
@@ -58,12 +55,6 @@ pub enum Outcome {
     Failed(LlmError),
 }
 
-/// Where a run is recorded.
-#[derive(Clone, Copy)]
-pub struct Recording<'a> {
-    pub store: &'a Store,
-    pub run: RunId,
-}
 
 /// A conversation with a model that may use the workspace's tools.
 pub struct Agent<'a> {
@@ -76,19 +67,6 @@ pub struct Agent<'a> {
     tools_bytes: usize,
     messages: Vec<Message>,
     repeat: RepeatGuard,
-}
-
-/// What became of one tool call.
-struct CallResult {
-    content: String,
-    status: CallStatus,
-    decision: &'static str,
-    error_kind: Option<&'static str>,
-    duration: Duration,
-    /// The user chose to stop the whole run.
-    quit: bool,
-    /// What the call replaced, for undo (successful file changes only).
-    snapshot: Option<Snapshot>,
 }
 
 impl<'a> Agent<'a> {
@@ -224,77 +202,54 @@ impl<'a> Agent<'a> {
         view: &mut dyn AgentView,
         cancel: &CancellationToken,
     ) -> Result<(), ()> {
+        let runner = ToolRunner {
+            dispatcher: self.dispatcher,
+            approver: self.approver,
+            recording: self.recording,
+        };
         let mut stopped = false;
         for call in &turn.tool_calls {
-            let row = self.recording.and_then(|rec| {
-                rec.store
-                    .start_tool_call(rec.run, &call.id, &call.name, &call.arguments)
-                    .map_err(|e| tracing::warn!("cannot record a tool call: {e:#}"))
-                    .ok()
-            });
-            let result = if stopped || cancel.is_cancelled() {
+            let row = runner.start(call);
+            let mut result = if stopped || cancel.is_cancelled() {
                 stopped = true;
-                cancelled_result("the run was stopped before this call ran")
+                CallResult::cancelled("the run was stopped before this call ran")
             } else {
-                self.run_call(call, turn.finish == Finish::Length, view, cancel)
+                self.run_call(&runner, call, turn.finish == Finish::Length, view, cancel)
                     .await
             };
             if result.quit || result.status == CallStatus::Cancelled {
                 stopped = true;
             }
-            if let (Some(rec), Some(row), Some(snapshot)) = (self.recording, row, result.snapshot)
-                && let Err(e) = snapshot.record(self.dispatcher.config(), rec.store, rec.run, row)
-            {
-                tracing::warn!("cannot keep what `{}` changed for undo: {e:#}", call.name);
-            }
-            let content = context::cut_tool_result(result.content, self.settings.num_ctx);
+            let content = context::cut_tool_result(result.content.clone(), self.settings.num_ctx);
             view.call_status(
                 call,
                 result.status,
                 Some(result.duration),
                 Some(&crate::text::one_line(&content, 100)),
             );
-            if let (Some(rec), Some(row)) = (self.recording, row)
-                && let Err(e) = rec.store.finish_tool_call(
-                    row,
-                    result.decision,
-                    result.status.record(),
-                    &content,
-                    result.error_kind,
-                    result.duration,
-                )
-            {
-                tracing::warn!("cannot record a tool call: {e:#}");
-            }
+            runner.finish(call, row, &mut result, &content);
             self.push(Message::tool_result(call, content));
         }
         if stopped { Err(()) } else { Ok(()) }
     }
 
-    /// One call: parse, guard against repeats, check, approve, run.
+    /// One call: parse, guard against repeats, then the runner.
     async fn run_call(
         &mut self,
+        runner: &ToolRunner<'_>,
         call: &ToolCall,
         cut_off: bool,
         view: &mut dyn AgentView,
         cancel: &CancellationToken,
     ) -> CallResult {
         let started = Instant::now();
-        let refused = |content: String, kind: &'static str| CallResult {
-            content,
-            status: CallStatus::Failed,
-            decision: "not-asked",
-            error_kind: Some(kind),
-            duration: started.elapsed(),
-            quit: false,
-            snapshot: None,
-        };
+        let refused = |message: String, kind| CallResult::refused(message, kind, CallStatus::Failed, started);
         let args = match call.parsed_arguments() {
             Ok(args) => args,
             Err(_) if cut_off => {
                 return refused(
                     format!(
-                        "error (truncated): the arguments of `{}` were cut off by the model's output limit, so the call was not run. Send it again with shorter arguments (for a long file, write a first part and add the rest with further edits).",
+                        "the arguments of `{}` were cut off by the model's output limit, so the call was not run. Send it again with shorter arguments (for a long file, write a first part and add the rest with further edits).",
                         call.name
                     ),
                     "truncated",
@@ -303,7 +258,7 @@ impl<'a> Agent<'a> {
             Err(problem) => {
                 return refused(
                     format!(
-                        "error (invalid-args): {problem}. The call was not run; send it again with a JSON object that fits the schema of `{}`.",
+                        "{problem}. The call was not run; send it again with a JSON object that fits the schema of `{}`.",
                         call.name
                     ),
                     "invalid-args",
@@ -311,96 +266,10 @@ impl<'a> Agent<'a> {
             }
         };
         if let Some(message) = self.repeat.check(&call.name, &args) {
-            return refused(format!("error (repeated): {message}"), "repeated");
+            return refused(message, "repeated");
         }
-        let admitted = match self.dispatcher.admit(&call.name, &args) {
-            Ok(admitted) => admitted,
-            Err(error) => {
-                let status = if error.is_denial() {
-                    CallStatus::Denied
-                } else {
-                    CallStatus::Failed
-                };
-                return CallResult {
-                    status,
-                    ..refused(error_text(&error), error.kind())
-                };
-            }
-        };
-        let mut decision = "auto";
-        if admitted.needs_approval {
-            view.call_status(call, CallStatus::WaitingForApproval, None, None);
-            let request = self.dispatcher.approval_request(&admitted, &args);
-            let answer = tokio::select! {
-                answer = self.approver.decide(&request) => answer,
-                () = cancel.cancelled() => return cancelled_result("the run was stopped while this call waited for approval"),
-            };
-            decision = answer.label();
-            if let Some(error) = admitted.refusal(&answer) {
-                return CallResult {
-                    status: CallStatus::Denied,
-                    decision,
-                    quit: answer == Decision::Quit,
-                    ..refused(error_text(&error), error.kind())
-                };
-            }
-        }
-        view.call_status(call, CallStatus::Running, None, None);
-        let snapshot = match (self.recording, admitted.entry.source) {
-            (Some(_), ToolSource::BuiltIn) => {
-                Snapshot::take(self.dispatcher.config(), &call.name, &args)
-            }
-            _ => None,
-        };
-        let outcome = tokio::select! {
-            outcome = self.dispatcher.execute(admitted, &args) => outcome,
-            () = cancel.cancelled() => {
-                return CallResult { decision, ..cancelled_result("the run was stopped while this call ran; it may have done part of its work") };
-            }
-        };
-        let duration = started.elapsed();
-        match outcome.result {
-            Ok(value) => CallResult {
-                content: match value {
-                    Value::String(text) => text,
-                    other => other.to_string(),
-                },
-                status: CallStatus::Done,
-                decision,
-                error_kind: None,
-                duration,
-                quit: false,
-                snapshot,
-            },
-            Err(error) => CallResult {
-                status: if error.is_denial() {
-                    CallStatus::Denied
-                } else {
-                    CallStatus::Failed
-                },
-                decision,
-                duration,
-                ..refused(error_text(&error), error.kind())
-            },
-        }
+        runner.run(call, &args, view, cancel).await
     }
-}
-
-fn cancelled_result(why: &str) -> CallResult {
-    CallResult {
-        content: format!("cancelled: {why}"),
-        status: CallStatus::Cancelled,
-        decision: "not-asked",
-        error_kind: Some("cancelled"),
-        duration: Duration::ZERO,
-        quit: false,
-        snapshot: None,
-    }
-}
-
-/// A call error as the model reads it: its kind, then what happened.
-fn error_text(error: &CallError) -> String {
-    format!("error ({}): {error}", error.kind())
 }
 
 /// The tools to offer: every registered tool that is enabled and not
