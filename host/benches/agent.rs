@@ -216,6 +216,7 @@ fn agent_rounds() {
             .body(toolcell::llm::ChatRequest {
                 messages: &messages,
                 tools: agent.tools(),
+                format: None,
             })
             .to_string()
     };

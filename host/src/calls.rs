@@ -4,8 +4,8 @@
 //! approved and recorded exactly like a call from a model.
 
 use crate::agent::view::{AgentView, CallStatus};
-use crate::approval::Decision;
 use crate::approval::Approver;
+use crate::approval::Decision;
 use crate::changes::Snapshot;
 use crate::dispatch::{CallError, Dispatcher};
 use crate::llm::ToolCall;
@@ -44,7 +44,12 @@ pub struct CallResult {
 
 impl CallResult {
     /// A call refused before it ran.
-    pub fn refused(message: String, kind: &'static str, status: CallStatus, started: Instant) -> Self {
+    pub fn refused(
+        message: String,
+        kind: &'static str,
+        status: CallStatus,
+        started: Instant,
+    ) -> Self {
         Self {
             content: format!("error ({kind}): {message}"),
             value: None,
@@ -63,7 +68,12 @@ impl CallResult {
         Self {
             status: CallStatus::Cancelled,
             content: format!("cancelled: {why}"),
-            ..Self::refused(why.to_string(), "cancelled", CallStatus::Cancelled, Instant::now())
+            ..Self::refused(
+                why.to_string(),
+                "cancelled",
+                CallStatus::Cancelled,
+                Instant::now(),
+            )
         }
     }
 
@@ -128,7 +138,9 @@ impl ToolRunner<'_> {
         }
         view.call_status(call, CallStatus::Running, None, None);
         let snapshot = match (self.recording, admitted.entry.source) {
-            (Some(_), ToolSource::BuiltIn) => Snapshot::take(self.dispatcher.config(), &call.name, args),
+            (Some(_), ToolSource::BuiltIn) => {
+                Snapshot::take(self.dispatcher.config(), &call.name, args)
+            }
             _ => None,
         };
         let outcome = tokio::select! {
@@ -164,7 +176,13 @@ impl ToolRunner<'_> {
 
     /// Records how the call at `row` ended (with `content` as sent on) and
     /// keeps what it replaced for undo.
-    pub fn finish(&self, call: &ToolCall, row: Option<i64>, result: &mut CallResult, content: &str) {
+    pub fn finish(
+        &self,
+        call: &ToolCall,
+        row: Option<i64>,
+        result: &mut CallResult,
+        content: &str,
+    ) {
         let (Some(rec), Some(row)) = (self.recording, row) else {
             return;
         };

@@ -31,6 +31,7 @@ use crate::limits;
 use crate::llm::ModelSettings;
 use crate::llm::settings::RawModelSettings;
 use crate::manifest::{is_env_name, line_col};
+use crate::workflow::limits::{RawWorkflowConfig, WorkflowConfig};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -111,6 +112,8 @@ pub struct WorkspaceConfig {
     pub model: ModelSettings,
     /// `[agent]`: how the agent loop works.
     pub agent: AgentConfig,
+    /// `[workflow]`: limits and environment of workflow scripts.
+    pub workflow: WorkflowConfig,
 }
 
 /// `[agent]`: how the agent loop works.
@@ -147,6 +150,7 @@ struct RawConfig {
     tools: BTreeMap<String, Spanned<RawToolSettings>>,
     model: Option<Spanned<RawModelSettings>>,
     agent: Option<Spanned<RawAgentConfig>>,
+    workflow: Option<Spanned<RawWorkflowConfig>>,
 }
 
 #[derive(Deserialize)]
@@ -206,6 +210,7 @@ impl WorkspaceConfig {
             tools: BTreeMap::new(),
             model: ModelSettings::default(),
             agent: AgentConfig::default(),
+            workflow: WorkflowConfig::default(),
         })
     }
 
@@ -349,6 +354,14 @@ impl WorkspaceConfig {
             }
         }
 
+        let workflow = match raw.workflow {
+            None => WorkflowConfig::default(),
+            Some(spanned) => {
+                let at = where_(spanned.span());
+                WorkflowConfig::from_raw(spanned.into_inner(), &at).map_err(anyhow::Error::msg)?
+            }
+        };
+
         Ok(Self {
             file: Some(file.to_path_buf()),
             workspace,
@@ -356,6 +369,7 @@ impl WorkspaceConfig {
             tools,
             model,
             agent,
+            workflow,
         })
     }
 

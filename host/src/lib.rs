@@ -23,4 +23,5 @@ pub mod registry;
 pub mod sandbox;
 pub mod store;
 pub mod text;
+pub mod workflow;
 pub mod workspace;

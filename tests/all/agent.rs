@@ -468,7 +468,7 @@ fn a_killed_run_shows_as_interrupted_and_export_gives_jsonl() {
 
 /// Runs `toolcell ARGS` on a pseudo-terminal (util-linux `script`),
 /// typing `answers` at it; returns everything the terminal showed.
-fn chat_on_terminal(ws: &Workspace, args: &[&str], answers: &str) -> (i32, String) {
+pub fn chat_on_terminal(ws: &Workspace, args: &[&str], answers: &str) -> (i32, String) {
     use std::io::{Read, Write};
     let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_toolcell"))
         .chain(args.iter().copied())

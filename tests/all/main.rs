@@ -18,3 +18,4 @@ mod limits;
 mod llama;
 mod manifests;
 mod search;
+mod workflows;

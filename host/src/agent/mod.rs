@@ -55,7 +55,6 @@ pub enum Outcome {
     Failed(LlmError),
 }
 
-
 /// A conversation with a model that may use the workspace's tools.
 pub struct Agent<'a> {
     dispatcher: &'a Dispatcher,
@@ -79,7 +78,23 @@ impl<'a> Agent<'a> {
         recording: Option<Recording<'a>>,
         settings: AgentSettings,
     ) -> Self {
-        let tools = offered_tools(dispatcher);
+        Self::with_tools(dispatcher, provider, approver, recording, settings, None)
+    }
+
+    /// An agent offered only the tools named in `only` (each must be one
+    /// that [`Agent::new`] would offer).
+    pub fn with_tools(
+        dispatcher: &'a Dispatcher,
+        provider: &'a dyn ChatProvider,
+        approver: &'a dyn Approver,
+        recording: Option<Recording<'a>>,
+        settings: AgentSettings,
+        only: Option<&[String]>,
+    ) -> Self {
+        let mut tools = offered_tools(dispatcher);
+        if let Some(only) = only {
+            tools.retain(|t| only.contains(&t.name));
+        }
         let system = Message::system(prompt::system_prompt(dispatcher.config(), &tools));
         let mut agent = Self {
             dispatcher,
@@ -165,6 +180,7 @@ impl<'a> Agent<'a> {
             let request = ChatRequest {
                 messages: &self.messages,
                 tools: &self.tools,
+                format: None,
             };
             let result = {
                 let mut sink = |event: crate::llm::StreamEvent<'_>| view.stream(event);
@@ -243,7 +259,8 @@ impl<'a> Agent<'a> {
         cancel: &CancellationToken,
     ) -> CallResult {
         let started = Instant::now();
-        let refused = |message: String, kind| CallResult::refused(message, kind, CallStatus::Failed, started);
+        let refused =
+            |message: String, kind| CallResult::refused(message, kind, CallStatus::Failed, started);
         let args = match call.parsed_arguments() {
             Ok(args) => args,
             Err(_) if cut_off => {
@@ -274,7 +291,7 @@ impl<'a> Agent<'a> {
 
 /// The tools to offer: every registered tool that is enabled and not
 /// denied, with its schema.
-fn offered_tools(dispatcher: &Dispatcher) -> Vec<ToolSpec> {
+pub fn offered_tools(dispatcher: &Dispatcher) -> Vec<ToolSpec> {
     let registry = dispatcher.registry();
     registry
         .names()

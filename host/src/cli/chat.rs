@@ -1,6 +1,7 @@
 //! `toolcell chat "TASK"` (one task, then exit) and `toolcell chat` (an
 //! interactive conversation): a model works on the workspace with its tools.
 
+use super::interrupts::Interrupts;
 use super::view::TerminalView;
 use super::{EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, open_dispatcher};
 use crate::agent::{Agent, AgentSettings, Outcome, Recording};
@@ -12,8 +13,6 @@ use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
-use tokio_util::sync::CancellationToken;
 
 #[derive(Debug, Args)]
 pub struct ChatArgs {
@@ -53,46 +52,6 @@ fn parse_provider(text: &str) -> Result<ProviderKind, String> {
 
 /// How a run ended: its status, the exit code, the answer and the error.
 type RunEnd = (RunStatus, i32, Option<String>, Option<String>);
-
-/// Stops the current task on the first Ctrl-C and the process on the second.
-struct Interrupts {
-    current: Mutex<CancellationToken>,
-}
-
-impl Interrupts {
-    fn start() -> Arc<Self> {
-        let interrupts = Arc::new(Self {
-            current: Mutex::new(CancellationToken::new()),
-        });
-        let handle = interrupts.clone();
-        tokio::spawn(async move {
-            while tokio::signal::ctrl_c().await.is_ok() {
-                let token = handle.token();
-                if token.is_cancelled() {
-                    eprintln!("\ntoolcell: stopped at once");
-                    std::process::exit(EXIT_INTERRUPTED);
-                }
-                eprintln!("\ntoolcell: stopping (Ctrl-C again to quit at once)");
-                token.cancel();
-            }
-        });
-        interrupts
-    }
-
-    fn token(&self) -> CancellationToken {
-        self.current
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-    }
-
-    /// A fresh token for the next task.
-    fn renew(&self) -> CancellationToken {
-        let token = CancellationToken::new();
-        *self.current.lock().unwrap_or_else(|p| p.into_inner()) = token.clone();
-        token
-    }
-}
 
 pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
     let dispatcher = open_dispatcher(config)?;

@@ -13,6 +13,8 @@
 //! - 130: the user stopped the run (Ctrl-C).
 
 mod chat;
+mod interrupts;
+mod run;
 mod runs;
 mod tools;
 mod undo;
@@ -70,6 +72,13 @@ enum Command {
     /// List, show and export recorded runs.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
+    /// Run a workflow script.
+    Run(run::RunArgs),
+    /// Compile a workflow and check the tools it names, without running it.
+    Check {
+        /// The workflow script.
+        file: PathBuf,
+    },
     /// Restore what a run's file changes replaced (refused if those files changed since).
     Undo {
         /// The run's id (`toolcell runs list`).
@@ -92,6 +101,8 @@ pub fn main() -> i32 {
         Command::Chat(args) => chat::run(&cli.config, args),
         Command::Runs(command) => runs::run(&cli.config, command),
         Command::Undo { run } => undo::run(&cli.config, run),
+        Command::Run(args) => run::run(&cli.config, args),
+        Command::Check { file } => run::check(&cli.config, file),
     };
     match outcome {
         Ok(code) => code,

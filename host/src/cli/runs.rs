@@ -148,6 +148,12 @@ fn render(detail: &RunDetail) -> String {
             crate::text::one_line(call.result.as_deref().unwrap_or(""), 100),
         ));
     }
+    if !detail.logs.is_empty() {
+        text.push_str("\noutput:\n");
+        for (level, line) in &detail.logs {
+            text.push_str(&format!("  [{level}] {line}\n"));
+        }
+    }
     if let Some(answer) = &run.answer {
         text.push_str(&format!("\nanswer:\n{answer}\n"));
     }

@@ -174,6 +174,9 @@ impl ToolSpec {
 pub struct ChatRequest<'a> {
     pub messages: &'a [Message],
     pub tools: &'a [ToolSpec],
+    /// A JSON Schema the answer must follow (Ollama `format`, OpenAI
+    /// `response_format`), for structured output.
+    pub format: Option<&'a Value>,
 }
 
 /// Why the model stopped.

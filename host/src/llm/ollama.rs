@@ -51,6 +51,9 @@ impl Ollama {
         if !request.tools.is_empty() {
             body["tools"] = request.tools.iter().map(|t| t.to_wire()).collect();
         }
+        if let Some(schema) = request.format {
+            body["format"] = schema.clone();
+        }
         match &self.settings.think {
             Some(Think::On(on)) => body["think"] = (*on).into(),
             Some(Think::Level(level)) => body["think"] = level.as_str().into(),

@@ -67,6 +67,12 @@ impl OpenAi {
         if let Some(t) = self.settings.temperature {
             body["temperature"] = t.into();
         }
+        if let Some(schema) = request.format {
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": { "name": "answer", "schema": schema },
+            });
+        }
         if let Some(Think::Level(level)) = &self.settings.think {
             body["reasoning_effort"] = level.as_str().into();
         }

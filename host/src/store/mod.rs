@@ -42,6 +42,8 @@ pub enum RunStatus {
     Cancelled,
     /// Cut off by a crash or a kill; found on a later start.
     Interrupted,
+    /// Stopped by its wall-clock limit.
+    TimedOut,
 }
 
 impl RunStatus {
@@ -53,6 +55,7 @@ impl RunStatus {
             RunStatus::Failed => "failed",
             RunStatus::Cancelled => "cancelled",
             RunStatus::Interrupted => "interrupted",
+            RunStatus::TimedOut => "timed-out",
         }
     }
 }
@@ -97,6 +100,8 @@ pub struct RunDetail {
     pub summary: RunSummary,
     pub messages: Vec<Message>,
     pub tool_calls: Vec<ToolCallRecord>,
+    /// A workflow's output: `(level, text)`.
+    pub logs: Vec<(String, String)>,
 }
 
 /// A file change kept for undo (see [`crate::changes`]).
@@ -276,6 +281,16 @@ impl Store {
         Ok(())
     }
 
+    /// Appends a line of a workflow's output.
+    pub fn add_log(&self, run: RunId, level: &str, text: &str) -> Result<()> {
+        self.conn().execute(
+            "INSERT INTO run_logs (run_id, seq, level, text, at)
+             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_logs WHERE run_id = ?1), ?2, ?3, ?4)",
+            params![run, level, text, now_ms()],
+        )?;
+        Ok(())
+    }
+
     /// Keeps what a call changed.
     pub fn add_change(&self, change: &ChangeRecord) -> Result<()> {
         self.conn().execute(
@@ -395,10 +410,16 @@ impl Store {
                 })
             })?
             .collect::<rusqlite::Result<Vec<_>>>()?;
+        let mut query =
+            conn.prepare("SELECT level, text FROM run_logs WHERE run_id = ?1 ORDER BY seq")?;
+        let logs = query
+            .query_map(params![id], |row| Ok((row.get(0)?, row.get(1)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(Some(RunDetail {
             summary,
             messages,
             tool_calls,
+            logs,
         }))
     }
 }

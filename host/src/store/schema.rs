@@ -63,6 +63,16 @@ CREATE TABLE changes (
 );
 CREATE INDEX changes_by_run ON changes(run_id, id);
 "#,
+    r#"
+CREATE TABLE run_logs (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    seq    INTEGER NOT NULL,
+    level  TEXT NOT NULL,               -- print | debug | info | warn | error | tool
+    text   TEXT NOT NULL,
+    at     INTEGER NOT NULL,
+    PRIMARY KEY (run_id, seq)
+);
+"#,
 ];
 
 /// Brings the schema up to date. Each step re-reads the version inside an

@@ -1,0 +1,180 @@
+//! `toolcell run FILE.rhai` runs a workflow; `toolcell check FILE.rhai`
+//! compiles it and checks the tools it names, without running it.
+
+use super::interrupts::Interrupts;
+use super::{EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, load_workspace, open_dispatcher, print_out};
+use crate::approval::StandingApprovals;
+use crate::store::{RunStatus, Store};
+use crate::workflow::host_api::HostContext;
+use crate::workflow::{Failure, Workflow};
+use anyhow::{Result, anyhow};
+use clap::Args;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The workflow script.
+    file: PathBuf,
+    /// A value for the script's `args` map (repeatable).
+    #[arg(long = "arg", value_name = "KEY=VALUE", value_parser = parse_arg)]
+    args: Vec<(String, String)>,
+    /// Print the result (or the error) as JSON; print() output goes to stderr.
+    #[arg(long)]
+    json: bool,
+    /// Approve every tool call that would ask (trusted workflows only).
+    #[arg(long)]
+    yes: bool,
+    /// Approve calls of TOOL without asking (repeatable).
+    #[arg(long = "approve", value_name = "TOOL")]
+    approve: Vec<String>,
+    /// Wall-clock limit in seconds (overrides timeout_s under [workflow]).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    timeout: Option<u64>,
+    /// The model for agent(), llm() and llm_json() (overrides [model] name).
+    #[arg(long)]
+    model: Option<String>,
+}
+
+fn parse_arg(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_string(), value.to_string())),
+        _ => Err(format!("`{text}` is not KEY=VALUE")),
+    }
+}
+
+pub fn run(config: &Option<PathBuf>, args: RunArgs) -> Result<i32> {
+    let dispatcher = Arc::new(open_dispatcher(config)?);
+    let workflow = Workflow::load(&args.file)?;
+    let mut limits = dispatcher.config().workflow.limits.clone();
+    if let Some(seconds) = args.timeout {
+        limits.timeout = Duration::from_secs(seconds);
+    }
+    let mut model = dispatcher.config().model.clone();
+    if let Some(name) = args.model {
+        model.name = Some(name);
+    }
+    let store = Arc::new(Store::open(&dispatcher.config().state_dir())?);
+    let run = store.start_run("workflow", &workflow.display, model.name.as_deref())?;
+    let approver = Arc::new(StandingApprovals::interactive(
+        args.yes,
+        args.approve,
+        "--approve {tool} (or --yes) to allow it",
+    ));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let json_output = args.json;
+    let result = runtime.block_on(async {
+        let interrupts = Interrupts::start();
+        let host = Arc::new(HostContext {
+            env_allowed: dispatcher.config().workflow.env.iter().cloned().collect(),
+            max_rounds: dispatcher.config().agent.max_rounds,
+            dispatcher: dispatcher.clone(),
+            approver,
+            store: Some(store.clone()),
+            run,
+            runtime: tokio::runtime::Handle::current(),
+            cancel: interrupts.token(),
+            model,
+            args: args.args.into_iter().collect::<BTreeMap<_, _>>(),
+            output: Box::new(move |level, text| {
+                if level == "print" && !json_output {
+                    println!("{text}");
+                } else if level == "print" {
+                    eprintln!("{text}");
+                } else {
+                    eprintln!("[{level}] {text}");
+                }
+            }),
+            calls: Default::default(),
+        });
+        let limits = limits.clone();
+        tokio::task::spawn_blocking(move || workflow.run(host, &limits)).await
+    });
+    let result = result.map_err(|e| anyhow!("the workflow thread failed: {e}"))?;
+    let (status, code) = match &result {
+        Ok(_) => (RunStatus::Succeeded, EXIT_OK),
+        Err(Failure::Cancelled) => (RunStatus::Cancelled, EXIT_INTERRUPTED),
+        Err(Failure::TimedOut { .. }) => (RunStatus::TimedOut, EXIT_ERROR),
+        Err(_) => (RunStatus::Failed, EXIT_ERROR),
+    };
+    let (answer, error) = match &result {
+        Ok(value) => (Some(value.to_string()), None),
+        Err(failure) => (None, Some(failure.to_string())),
+    };
+    store.finish_run(run, status, answer.as_deref(), error.as_deref())?;
+    match result {
+        Ok(value) if json_output => print_out(&serde_json::to_string_pretty(
+            &json!({"ok": true, "result": value, "run": run}),
+        )?)?,
+        Ok(Value::Null) => {}
+        Ok(Value::String(text)) => print_out(&text)?,
+        Ok(value) => print_out(&serde_json::to_string_pretty(&value)?)?,
+        Err(failure) => {
+            if json_output {
+                let kind = match &failure {
+                    Failure::Script(_) => "script",
+                    Failure::Failed(_) => "failed",
+                    Failure::TimedOut { .. } => "timeout",
+                    Failure::Cancelled => "cancelled",
+                };
+                print_out(&serde_json::to_string_pretty(
+                    &json!({"ok": false, "error": {"kind": kind, "message": failure.to_string()}, "run": run}),
+                )?)?;
+            } else {
+                eprintln!("{failure}");
+            }
+        }
+    }
+    Ok(code)
+}
+
+/// `toolcell check FILE.rhai`.
+pub fn check(config: &Option<PathBuf>, file: PathBuf) -> Result<i32> {
+    let (config, registry) = load_workspace(config)?;
+    let workflow = Workflow::load(&file)?;
+    let engine = workflow.engine(&config.workflow.limits);
+    let ast = match workflow.compile(&engine) {
+        Ok(ast) => ast,
+        Err(failure) => {
+            eprintln!("{failure}");
+            return Ok(EXIT_ERROR);
+        }
+    };
+    let calls = workflow.tool_calls(&ast);
+    let names = registry.names();
+    let unknown: Vec<String> = calls
+        .iter()
+        .filter(|(name, _, _)| registry.get(name).is_none())
+        .map(|(name, line, col)| {
+            format!(
+                "error: there is no tool named `{name}`\n  --> {}:{line}:{col}\n  the tools are: {}",
+                workflow.display,
+                names.join(", ")
+            )
+        })
+        .collect();
+    if !unknown.is_empty() {
+        eprintln!("{}", unknown.join("\n"));
+        return Ok(EXIT_ERROR);
+    }
+    let mut used: Vec<&str> = calls.iter().map(|(n, _, _)| n.as_str()).collect();
+    used.sort_unstable();
+    used.dedup();
+    print_out(&format!(
+        "ok: {} compiles; {} tool call(s) name existing tools{}",
+        workflow.display,
+        calls.len(),
+        if used.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", used.join(", "))
+        }
+    ))?;
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,552 @@
+//! The functions a workflow script sees. The script runs on a blocking
+//! thread; each function that needs the async host (a tool, a model, a
+//! sleep) blocks on the runtime's handle, raced against the run's
+//! cancellation, so Ctrl-C and timeouts reach whatever is running.
+//!
+//! | function | does |
+//! |---|---|
+//! | `tool(name, #{…})` | runs a tool: the same validation, policy, approval and sandbox as the agent's calls; returns its JSON result as a map; a failure throws `#{kind, message, tool}` |
+//! | `agent(task, #{tools, model, max_rounds, calls})` | a model works on `task` with the tools; returns its answer (or `#{answer, calls}` with `calls: true`) |
+//! | `llm(prompt, #{model, system})` | one completion without tools |
+//! | `llm_json(prompt, schema)` | a map that follows the JSON Schema; retried once on invalid output |
+//! | `args` | the `--arg key=value` values, a map of strings |
+//! | `log(level, msg)`, `print(msg)` | output, also kept in the run record |
+//! | `json_parse(text)`, `json_stringify(value)` | JSON |
+//! | `now()`, `now_ms()`, `format_time(ms, fmt)`, `days_ago(n)` | time |
+//! | `sleep(ms)` | waits (at most 60 s a call) |
+//! | `env(name)` | a variable listed under `[workflow] env`; `()` if unset |
+//! | `fail(why)` | stops the workflow with an error (cannot be caught) |
+
+use super::limits::MAX_SLEEP;
+use crate::agent::view::{AgentView, CallStatus};
+use crate::agent::{Agent, AgentSettings, Outcome};
+use crate::approval::Approver;
+use crate::calls::{Recording, ToolRunner};
+use crate::dispatch::Dispatcher;
+use crate::llm::{self, ChatRequest, Message, ModelSettings, StreamEvent, ToolCall};
+use crate::store::{RunId, Store};
+use rhai::{Dynamic, Engine, EvalAltResult, Map, Position};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+use tokio_util::sync::CancellationToken;
+
+/// Where a script's output goes: `(level, text)`, level `print` for print().
+pub type OutputSink = dyn Fn(&str, &str) + Send + Sync;
+
+/// Everything the host functions reach.
+pub struct HostContext {
+    pub dispatcher: Arc<Dispatcher>,
+    pub approver: Arc<dyn Approver>,
+    pub store: Option<Arc<Store>>,
+    pub run: RunId,
+    pub runtime: tokio::runtime::Handle,
+    pub cancel: CancellationToken,
+    pub model: ModelSettings,
+    pub max_rounds: u32,
+    pub env_allowed: BTreeSet<String>,
+    pub args: BTreeMap<String, String>,
+    pub output: Box<OutputSink>,
+    /// Numbers the tool calls of the run.
+    pub calls: AtomicU64,
+}
+
+type Fallible<T> = Result<T, Box<EvalAltResult>>;
+
+/// A catchable error for the script: `#{kind, message}` plus extra fields.
+fn thrown(kind: &str, message: impl Into<String>, extra: &[(&str, &str)]) -> Box<EvalAltResult> {
+    let mut map = Map::new();
+    map.insert("kind".into(), kind.into());
+    map.insert("message".into(), message.into().into());
+    for (k, v) in extra {
+        map.insert((*k).into(), (*v).into());
+    }
+    EvalAltResult::ErrorRuntime(map.into(), Position::NONE).into()
+}
+
+/// Stops the script (not catchable).
+fn stop(reason: &str) -> Box<EvalAltResult> {
+    EvalAltResult::ErrorTerminated(reason.into(), Position::NONE).into()
+}
+
+/// The token `on_progress` and the host functions stop a run with.
+pub const CANCELLED: &str = "cancelled";
+
+fn to_json(value: &Dynamic) -> Fallible<Value> {
+    rhai::serde::from_dynamic::<Value>(value)
+}
+
+fn to_dynamic(value: Value) -> Fallible<Dynamic> {
+    rhai::serde::to_dynamic(value)
+}
+
+/// Shows tool calls of a script at the terminal, through the output sink.
+struct ScriptView<'a>(&'a OutputSink);
+
+impl AgentView for ScriptView<'_> {
+    fn stream(&mut self, _: StreamEvent<'_>) {}
+
+    fn call_status(
+        &mut self,
+        call: &ToolCall,
+        status: CallStatus,
+        duration: Option<Duration>,
+        summary: Option<&str>,
+    ) {
+        if status == CallStatus::Running {
+            return;
+        }
+        let mut line = format!(
+            "[{}] {} {}",
+            status.as_str(),
+            call.name,
+            crate::text::one_line(&call.arguments, 80)
+        );
+        if let (Some(d), Some(s)) = (duration, summary) {
+            line.push_str(&format!(" ({} ms) → {s}", d.as_millis()));
+        }
+        (self.0)("tool", &line);
+    }
+
+    fn notice(&mut self, text: &str) {
+        (self.0)("info", text);
+    }
+}
+
+impl HostContext {
+    fn recording(&self) -> Option<Recording<'_>> {
+        self.store.as_deref().map(|store| Recording {
+            store,
+            run: self.run,
+        })
+    }
+
+    fn record_log(&self, level: &str, text: &str) {
+        if let Some(store) = &self.store
+            && let Err(e) = store.add_log(self.run, level, text)
+        {
+            tracing::warn!("cannot record workflow output: {e:#}");
+        }
+    }
+
+    /// `print` and `log` output.
+    pub fn emit(&self, level: &str, text: &str) {
+        (self.output)(level, text);
+        self.record_log(level, text);
+    }
+
+    /// `tool(name, args)`.
+    pub fn tool(&self, name: &str, args: &Dynamic) -> Fallible<Dynamic> {
+        let args = to_json(args)?;
+        if !args.is_object() {
+            return Err(thrown(
+                "invalid-args",
+                format!("the arguments of `{name}` must be a map, like #{{path: \"notes.md\"}}"),
+                &[("tool", name)],
+            ));
+        }
+        let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let call = ToolCall {
+            id: format!("script_{n}"),
+            name: name.to_string(),
+            arguments: args.to_string(),
+        };
+        let runner = ToolRunner {
+            dispatcher: &self.dispatcher,
+            approver: self.approver.as_ref(),
+            recording: self.recording(),
+        };
+        let row = runner.start(&call);
+        let mut view = ScriptView(self.output.as_ref());
+        let mut result = self
+            .runtime
+            .block_on(runner.run(&call, &args, &mut view, &self.cancel));
+        let content = result.content.clone();
+        let summary = crate::text::one_line(&content, 100);
+        view.call_status(&call, result.status, Some(result.duration), Some(&summary));
+        runner.finish(&call, row, &mut result, &content);
+        if result.status == CallStatus::Cancelled || result.quit {
+            return Err(stop(CANCELLED));
+        }
+        match result.value {
+            Some(value) => to_dynamic(value),
+            None => Err(thrown(
+                result.error_kind.unwrap_or("failed"),
+                result.error_message.unwrap_or(content),
+                &[("tool", name)],
+            )),
+        }
+    }
+
+    fn model_settings(&self, options: &Map) -> Fallible<ModelSettings> {
+        let mut model = self.model.clone();
+        if let Some(name) = options.get("model") {
+            model.name = Some(name.clone().into_string().map_err(|t| {
+                thrown(
+                    "invalid-args",
+                    format!("`model` must be a string, not {t}"),
+                    &[],
+                )
+            })?);
+        }
+        Ok(model)
+    }
+
+    /// `agent(task, options)`.
+    pub fn agent(&self, task: &str, options: &Map) -> Fallible<Dynamic> {
+        let known: BTreeSet<&str> = ["tools", "model", "max_rounds", "calls"].into();
+        if let Some(bad) = options.keys().find(|k| !known.contains(k.as_str())) {
+            return Err(thrown(
+                "invalid-args",
+                format!(
+                    "agent() has no option `{bad}`; the options are tools, model, max_rounds, calls"
+                ),
+                &[],
+            ));
+        }
+        let model = self.model_settings(options)?;
+        let provider = llm::connect(&model).map_err(|e| thrown("model", e.to_string(), &[]))?;
+        let only = match options.get("tools") {
+            None => None,
+            Some(list) => {
+                let list: Vec<String> = rhai::serde::from_dynamic(list).map_err(|_| {
+                    thrown(
+                        "invalid-args",
+                        "`tools` must be an array of tool names",
+                        &[],
+                    )
+                })?;
+                let offered = crate::agent::offered_tools(&self.dispatcher);
+                if let Some(bad) = list.iter().find(|n| !offered.iter().any(|t| &t.name == *n)) {
+                    let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
+                    return Err(thrown(
+                        "unknown-tool",
+                        format!(
+                            "agent() cannot offer `{bad}`: the tools are {}",
+                            names.join(", ")
+                        ),
+                        &[],
+                    ));
+                }
+                Some(list)
+            }
+        };
+        let max_rounds = match options.get("max_rounds") {
+            None => self.max_rounds,
+            Some(n) => n
+                .as_int()
+                .ok()
+                .and_then(|n| u32::try_from(n).ok())
+                .filter(|n| (1..=crate::config::MAX_ROUNDS_LIMIT).contains(n))
+                .ok_or_else(|| {
+                    thrown(
+                        "invalid-args",
+                        format!(
+                            "`max_rounds` must be a number from 1 to {}",
+                            crate::config::MAX_ROUNDS_LIMIT
+                        ),
+                        &[],
+                    )
+                })?,
+        };
+        let settings = AgentSettings {
+            max_rounds,
+            num_ctx: model.num_ctx,
+            max_retries: model.max_retries,
+        };
+        let mut agent = Agent::with_tools(
+            &self.dispatcher,
+            provider.as_ref(),
+            self.approver.as_ref(),
+            self.recording(),
+            settings,
+            only.as_deref(),
+        );
+        let mut view = ScriptView(self.output.as_ref());
+        let outcome = self
+            .runtime
+            .block_on(agent.ask(task, &mut view, &self.cancel));
+        let answer = match outcome {
+            Outcome::Answered(answer) => answer,
+            Outcome::Cancelled => return Err(stop(CANCELLED)),
+            Outcome::BudgetExhausted { rounds } => {
+                return Err(thrown(
+                    "incomplete",
+                    format!("the model used all {rounds} rounds without a final answer"),
+                    &[],
+                ));
+            }
+            Outcome::Failed(e) => return Err(thrown("model", e.to_string(), &[])),
+        };
+        if options.get("calls").and_then(|c| c.as_bool().ok()) == Some(true) {
+            let calls: Vec<Value> = agent
+                .messages()
+                .iter()
+                .flat_map(|m| m.tool_calls.iter())
+                .map(|c| json!({"name": c.name, "arguments": c.parsed_arguments().unwrap_or(Value::Null)}))
+                .collect();
+            return to_dynamic(json!({"answer": answer, "calls": calls}));
+        }
+        Ok(answer.into())
+    }
+
+    /// One completion without tools.
+    fn complete(
+        &self,
+        model: &ModelSettings,
+        messages: &[Message],
+        format: Option<&Value>,
+    ) -> Fallible<String> {
+        let provider = llm::connect(model).map_err(|e| thrown("model", e.to_string(), &[]))?;
+        let request = ChatRequest {
+            messages,
+            tools: &[],
+            format,
+        };
+        let mut sink = |_: StreamEvent<'_>| {};
+        let mut attempt = 0;
+        loop {
+            let result = self.runtime.block_on(async {
+                tokio::select! {
+                    result = provider.chat(request, &mut sink) => Some(result),
+                    () = self.cancel.cancelled() => None,
+                }
+            });
+            match result {
+                None => return Err(stop(CANCELLED)),
+                Some(Ok(turn)) => {
+                    if let Some(store) = &self.store {
+                        for message in messages
+                            .iter()
+                            .filter(|m| m.role == crate::llm::Role::User)
+                            .take(1)
+                        {
+                            let _ = store.add_message(self.run, message);
+                        }
+                        let _ = store.add_message(self.run, &Message::from_turn(&turn));
+                    }
+                    return Ok(turn.content);
+                }
+                Some(Err(e)) if e.is_retryable() && attempt < model.max_retries => {
+                    attempt += 1;
+                    let wait = llm::retry::backoff(attempt);
+                    self.emit(
+                        "warn",
+                        &format!("{e}; retrying in {:.1} s", wait.as_secs_f64()),
+                    );
+                    self.sleep_ms(wait.as_millis() as i64)?;
+                }
+                Some(Err(e)) => return Err(thrown("model", e.to_string(), &[])),
+            }
+        }
+    }
+
+    /// `llm(prompt, options)`.
+    pub fn llm(&self, prompt: &str, options: &Map) -> Fallible<String> {
+        let model = self.model_settings(options)?;
+        let mut messages = Vec::new();
+        if let Some(system) = options.get("system") {
+            messages.push(Message::system(system.to_string()));
+        }
+        messages.push(Message::user(prompt));
+        self.complete(&model, &messages, None)
+    }
+
+    /// `llm_json(prompt, schema)`: structured output, validated, retried once.
+    pub fn llm_json(&self, prompt: &str, schema: &Dynamic) -> Fallible<Dynamic> {
+        let schema = to_json(schema)?;
+        let validator = jsonschema::validator_for(&schema).map_err(|e| {
+            thrown(
+                "invalid-args",
+                format!("the schema is not a valid JSON Schema: {e}"),
+                &[],
+            )
+        })?;
+        let model = self.model.clone();
+        let mut messages = vec![Message::user(format!(
+            "{prompt}\n\nAnswer with JSON only, following this JSON Schema:\n{schema}"
+        ))];
+        let mut last_problem = String::new();
+        for _attempt in 0..2 {
+            let text = self.complete(&model, &messages, Some(&schema))?;
+            match parse_json_answer(&text) {
+                Ok(value) => {
+                    let problems: Vec<String> = validator
+                        .iter_errors(&value)
+                        .map(|e| {
+                            let at = e.instance_path().to_string();
+                            if at.is_empty() {
+                                e.to_string()
+                            } else {
+                                format!("at `{at}`: {e}")
+                            }
+                        })
+                        .collect();
+                    if problems.is_empty() {
+                        return to_dynamic(value);
+                    }
+                    last_problem = problems.join("; ");
+                }
+                Err(e) => last_problem = format!("not JSON: {e}"),
+            }
+            messages.push(Message::from_turn(&crate::llm::Turn {
+                content: text,
+                thinking: String::new(),
+                tool_calls: Vec::new(),
+                finish: crate::llm::Finish::Stop,
+                usage: None,
+            }));
+            messages.push(Message::user(format!(
+                "That answer does not fit the schema ({last_problem}). Answer again with JSON only."
+            )));
+        }
+        Err(thrown(
+            "invalid-output",
+            format!("the model's answer did not fit the schema twice: {last_problem}"),
+            &[],
+        ))
+    }
+
+    /// `sleep(ms)`.
+    pub fn sleep_ms(&self, ms: i64) -> Fallible<()> {
+        if ms < 0 {
+            return Err(thrown(
+                "invalid-args",
+                "sleep() takes a number of milliseconds from 0",
+                &[],
+            ));
+        }
+        let wait = Duration::from_millis(ms as u64);
+        if wait > MAX_SLEEP {
+            return Err(thrown(
+                "invalid-args",
+                format!(
+                    "sleep() waits at most {} ms at a time",
+                    MAX_SLEEP.as_millis()
+                ),
+                &[],
+            ));
+        }
+        let cancelled = self.runtime.block_on(async {
+            tokio::select! {
+                () = tokio::time::sleep(wait) => false,
+                () = self.cancel.cancelled() => true,
+            }
+        });
+        if cancelled {
+            Err(stop(CANCELLED))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `env(name)`.
+    pub fn env(&self, name: &str) -> Fallible<Dynamic> {
+        if !self.env_allowed.contains(name) {
+            return Err(thrown(
+                "denied",
+                format!(
+                    "the workflow may not read `{name}`: list it in `env` under [workflow] in toolcell.toml"
+                ),
+                &[],
+            ));
+        }
+        Ok(std::env::var(name)
+            .map(Dynamic::from)
+            .unwrap_or(Dynamic::UNIT))
+    }
+}
+
+/// The model's JSON answer, with code fences around it tolerated.
+fn parse_json_answer(text: &str) -> Result<Value, serde_json::Error> {
+    let trimmed = text.trim();
+    let inner = trimmed
+        .strip_prefix("```json")
+        .or_else(|| trimmed.strip_prefix("```"))
+        .and_then(|t| t.strip_suffix("```"))
+        .unwrap_or(trimmed);
+    serde_json::from_str(inner.trim())
+}
+
+/// Registers the host functions on `engine`.
+pub fn register(engine: &mut Engine, host: &Arc<HostContext>) {
+    let h = host.clone();
+    engine.register_fn("tool", move |name: &str, args: Map| {
+        h.tool(name, &Dynamic::from_map(args))
+    });
+    let h = host.clone();
+    engine.register_fn("tool", move |name: &str| {
+        h.tool(name, &Dynamic::from_map(Map::new()))
+    });
+    let h = host.clone();
+    engine.register_fn("agent", move |task: &str, options: Map| {
+        h.agent(task, &options)
+    });
+    let h = host.clone();
+    engine.register_fn("agent", move |task: &str| h.agent(task, &Map::new()));
+    let h = host.clone();
+    engine.register_fn("llm", move |prompt: &str, options: Map| {
+        h.llm(prompt, &options)
+    });
+    let h = host.clone();
+    engine.register_fn("llm", move |prompt: &str| h.llm(prompt, &Map::new()));
+    let h = host.clone();
+    engine.register_fn("llm_json", move |prompt: &str, schema: Map| {
+        h.llm_json(prompt, &Dynamic::from_map(schema))
+    });
+    let h = host.clone();
+    engine.register_fn(
+        "log",
+        move |level: &str, message: Dynamic| -> Fallible<()> {
+            if !matches!(level, "debug" | "info" | "warn" | "error") {
+                return Err(thrown(
+                    "invalid-args",
+                    format!("log level `{level}` is not one of debug, info, warn, error"),
+                    &[],
+                ));
+            }
+            h.emit(level, &message.to_string());
+            Ok(())
+        },
+    );
+    let h = host.clone();
+    engine.on_print(move |text| h.emit("print", text));
+    let h = host.clone();
+    engine.on_debug(move |text, _, _| h.emit("debug", text));
+    engine.register_fn("json_parse", |text: &str| -> Fallible<Dynamic> {
+        let value: Value =
+            serde_json::from_str(text).map_err(|e| thrown("invalid-json", e.to_string(), &[]))?;
+        to_dynamic(value)
+    });
+    engine.register_fn("json_stringify", |value: Dynamic| -> Fallible<String> {
+        Ok(to_json(&value)?.to_string())
+    });
+    engine.register_fn("now", || -> String {
+        jiff::Zoned::now()
+            .strftime("%Y-%m-%dT%H:%M:%S%:z")
+            .to_string()
+    });
+    engine.register_fn("now_ms", || -> i64 { crate::store::now_ms() });
+    engine.register_fn("days_ago", |days: i64| -> i64 {
+        crate::store::now_ms() - days * 86_400_000
+    });
+    engine.register_fn("format_time", |ms: i64, format: &str| -> Fallible<String> {
+        let at = jiff::Timestamp::from_millisecond(ms)
+            .map_err(|e| thrown("invalid-args", e.to_string(), &[]))?;
+        Ok(at
+            .to_zoned(jiff::tz::TimeZone::system())
+            .strftime(format)
+            .to_string())
+    });
+    let h = host.clone();
+    engine.register_fn("sleep", move |ms: i64| h.sleep_ms(ms));
+    let h = host.clone();
+    engine.register_fn("env", move |name: &str| h.env(name));
+    engine.register_fn("fail", |why: &str| -> Fallible<()> {
+        let mut map = Map::new();
+        map.insert("fail".into(), why.into());
+        Err(EvalAltResult::ErrorTerminated(map.into(), Position::NONE).into())
+    });
+}
