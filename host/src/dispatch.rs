@@ -13,7 +13,7 @@ use crate::sandbox::{PreparedTool, RunError, Sandbox, SandboxOptions};
 use anyhow::{Context, Result};
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 /// Why a call produced no result.
@@ -87,7 +87,10 @@ impl CallOutcome {
 pub struct Dispatcher {
     config: WorkspaceConfig,
     registry: Registry,
-    sandbox: Sandbox,
+    /// Started on the first call: listing tools, or a script that calls
+    /// none, never pays for the engine and its instance pool.
+    sandbox: OnceLock<Sandbox>,
+    options: SandboxOptions,
     prepared: Mutex<HashMap<String, PreparedTool>>,
 }
 
@@ -97,11 +100,11 @@ impl Dispatcher {
         registry: Registry,
         options: SandboxOptions,
     ) -> Result<Self> {
-        let sandbox = Sandbox::new(options).context("cannot start the WebAssembly sandbox")?;
         Ok(Self {
             config,
             registry,
-            sandbox,
+            sandbox: OnceLock::new(),
+            options,
             prepared: Mutex::default(),
         })
     }
@@ -114,8 +117,14 @@ impl Dispatcher {
         &self.config
     }
 
-    pub fn sandbox(&self) -> &Sandbox {
-        &self.sandbox
+    /// The sandbox, started on first use.
+    pub fn sandbox(&self) -> Result<&Sandbox> {
+        if let Some(sandbox) = self.sandbox.get() {
+            return Ok(sandbox);
+        }
+        let sandbox =
+            Sandbox::new(self.options.clone()).context("cannot start the WebAssembly sandbox")?;
+        Ok(self.sandbox.get_or_init(|| sandbox))
     }
 
     /// The compiled tool, compiling (or loading from the cache) on first use.
@@ -134,7 +143,7 @@ impl Dispatcher {
             .read()
             .with_context(|| format!("cannot read the component of `{name}`"))?;
         let ready = self
-            .sandbox
+            .sandbox()?
             .prepare(&wasm)
             .with_context(|| format!("the component of `{name}` is unusable"))?;
         match ready.cache {
@@ -253,8 +262,11 @@ impl Dispatcher {
     pub async fn execute(&self, admitted: Admitted<'_>, args: &Value) -> CallOutcome {
         let started = Instant::now();
         let name = admitted.entry.manifest.name.as_str();
-        let prepared = match self.prepared(admitted.entry) {
-            Ok(prepared) => prepared,
+        let ready = self
+            .sandbox()
+            .and_then(|sandbox| Ok((sandbox, self.prepared(admitted.entry)?)));
+        let (sandbox, prepared) = match ready {
+            Ok(ready) => ready,
             Err(e) => {
                 let error = CallError::Unavailable {
                     tool: name.into(),
@@ -263,8 +275,7 @@ impl Dispatcher {
                 return CallOutcome::refused(error, started);
             }
         };
-        let run = self
-            .sandbox
+        let run = sandbox
             .run(&prepared, &admitted.grant, &args.to_string())
             .await;
         CallOutcome {

@@ -185,15 +185,12 @@ impl Store {
             .map(|(id, _)| id)
             .collect();
         for id in orphans {
-            conn.execute(
+            conn.prepare_cached(
                 "UPDATE runs SET status = 'interrupted', ended_at = ?2,
                    error = 'the process running it stopped before it finished' WHERE id = ?1",
-                params![id, now_ms()],
-            )?;
-            conn.execute(
-                "UPDATE tool_calls SET status = 'interrupted' WHERE run_id = ?1 AND status = 'running'",
-                params![id],
-            )?;
+            )?
+            .execute(params![id, now_ms()])?;
+            conn.prepare_cached("UPDATE tool_calls SET status = 'interrupted' WHERE run_id = ?1 AND status = 'running'")?.execute(params![id])?;
         }
         Ok(())
     }
@@ -201,10 +198,7 @@ impl Store {
     /// Records the start of a run.
     pub fn start_run(&self, kind: &str, title: &str, model: Option<&str>) -> Result<RunId> {
         let conn = self.conn();
-        conn.execute(
-            "INSERT INTO runs (kind, title, model, status, started_at, pid) VALUES (?1, ?2, ?3, 'running', ?4, ?5)",
-            params![kind, title, model, now_ms(), std::process::id()],
-        )?;
+        conn.prepare_cached("INSERT INTO runs (kind, title, model, status, started_at, pid) VALUES (?1, ?2, ?3, 'running', ?4, ?5)")?.execute(params![kind, title, model, now_ms(), std::process::id()])?;
         Ok(conn.last_insert_rowid())
     }
 
@@ -215,10 +209,8 @@ impl Store {
         } else {
             Some(serde_json::to_string(&message.tool_calls)?)
         };
-        self.conn().execute(
-            "INSERT INTO messages (run_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, at)
-             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE run_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
+        self.conn().prepare_cached("INSERT INTO messages (run_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, at)
+             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE run_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?.execute(params![
                 run,
                 message.role.as_str(),
                 message.content,
@@ -227,8 +219,7 @@ impl Store {
                 message.tool_call_id,
                 message.tool_name,
                 now_ms()
-            ],
-        )?;
+            ])?;
         Ok(())
     }
 
@@ -241,11 +232,8 @@ impl Store {
         arguments: &str,
     ) -> Result<i64> {
         let conn = self.conn();
-        conn.execute(
-            "INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at)
-             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM tool_calls WHERE run_id = ?1), ?2, ?3, ?4, 'running', ?5)",
-            params![run, call_id, tool, arguments, now_ms()],
-        )?;
+        conn.prepare_cached("INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at)
+             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM tool_calls WHERE run_id = ?1), ?2, ?3, ?4, 'running', ?5)")?.execute(params![run, call_id, tool, arguments, now_ms()])?;
         Ok(conn.last_insert_rowid())
     }
 
@@ -259,10 +247,7 @@ impl Store {
         error_kind: Option<&str>,
         duration: Duration,
     ) -> Result<()> {
-        self.conn().execute(
-            "UPDATE tool_calls SET decision = ?2, status = ?3, result = ?4, error_kind = ?5, duration_ms = ?6 WHERE id = ?1",
-            params![row, decision, status, result, error_kind, duration.as_secs_f64() * 1000.0],
-        )?;
+        self.conn().prepare_cached("UPDATE tool_calls SET decision = ?2, status = ?3, result = ?4, error_kind = ?5, duration_ms = ?6 WHERE id = ?1")?.execute(params![row, decision, status, result, error_kind, duration.as_secs_f64() * 1000.0])?;
         Ok(())
     }
 
@@ -274,29 +259,25 @@ impl Store {
         answer: Option<&str>,
         error: Option<&str>,
     ) -> Result<()> {
-        self.conn().execute(
-            "UPDATE runs SET status = ?2, ended_at = ?3, answer = ?4, error = ?5 WHERE id = ?1",
-            params![run, status.as_str(), now_ms(), answer, error],
-        )?;
+        self.conn()
+            .prepare_cached(
+                "UPDATE runs SET status = ?2, ended_at = ?3, answer = ?4, error = ?5 WHERE id = ?1",
+            )?
+            .execute(params![run, status.as_str(), now_ms(), answer, error])?;
         Ok(())
     }
 
     /// Appends a line of a workflow's output.
     pub fn add_log(&self, run: RunId, level: &str, text: &str) -> Result<()> {
-        self.conn().execute(
-            "INSERT INTO run_logs (run_id, seq, level, text, at)
-             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_logs WHERE run_id = ?1), ?2, ?3, ?4)",
-            params![run, level, text, now_ms()],
-        )?;
+        self.conn().prepare_cached("INSERT INTO run_logs (run_id, seq, level, text, at)
+             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_logs WHERE run_id = ?1), ?2, ?3, ?4)")?.execute(params![run, level, text, now_ms()])?;
         Ok(())
     }
 
     /// Keeps what a call changed.
     pub fn add_change(&self, change: &ChangeRecord) -> Result<()> {
-        self.conn().execute(
-            "INSERT INTO changes (run_id, call_row, kind, path, partner, before_state, before, after_state, partner_after_state)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
+        self.conn().prepare_cached("INSERT INTO changes (run_id, call_row, kind, path, partner, before_state, before, after_state, partner_after_state)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")?.execute(params![
                 change.run,
                 change.call_row,
                 change.kind,
@@ -306,8 +287,7 @@ impl Store {
                 change.before,
                 change.after_state,
                 change.partner_after_state
-            ],
-        )?;
+            ])?;
         Ok(())
     }
 
@@ -337,10 +317,9 @@ impl Store {
 
     /// Marks a change as undone.
     pub fn mark_undone(&self, change: i64) -> Result<()> {
-        self.conn().execute(
-            "UPDATE changes SET undone = 1 WHERE id = ?1",
-            params![change],
-        )?;
+        self.conn()
+            .prepare_cached("UPDATE changes SET undone = 1 WHERE id = ?1")?
+            .execute(params![change])?;
         Ok(())
     }
 
