@@ -63,6 +63,38 @@ pub trait AgentView: Send {
     fn notice(&mut self, text: &str);
 }
 
+/// Characters of a call's arguments shown on its status line.
+const SHOWN_ARGS: usize = 80;
+
+/// The one-line account of a call for people:
+/// `[done] read_file {"path":"a.md"} (3 ms) → {"content":…}`.
+pub fn status_line(
+    call: &ToolCall,
+    status: CallStatus,
+    duration: Option<Duration>,
+    summary: Option<&str>,
+) -> String {
+    let head = format!(
+        "[{}] {} {}",
+        status.as_str(),
+        call.name,
+        crate::text::one_line(&call.arguments, SHOWN_ARGS)
+    );
+    match (duration, summary) {
+        (Some(d), Some(summary)) => format!("{head} ({}) → {summary}", human_duration(d)),
+        _ => head,
+    }
+}
+
+/// `3 ms`, `1.2 s`.
+pub fn human_duration(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
 /// Shows nothing.
 pub struct Silent;
 

@@ -3,14 +3,10 @@
 //! status go to stderr, so `toolcell chat "…" > answer.md` keeps only the
 //! answer.
 
-use crate::agent::view::{AgentView, CallStatus};
+use crate::agent::view::{AgentView, CallStatus, status_line};
 use crate::llm::{StreamEvent, ToolCall};
-use crate::text::one_line;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
-
-/// Characters of a call's arguments shown on its status line.
-const SHOWN_ARGS: usize = 80;
 
 const DIM: &str = "\x1b[2m";
 const RESET: &str = "\x1b[0m";
@@ -103,29 +99,11 @@ impl AgentView for TerminalView {
         duration: Option<Duration>,
         summary: Option<&str>,
     ) {
-        let head = format!(
-            "[{}] {} {}",
-            status.as_str(),
-            call.name,
-            one_line(&call.arguments, SHOWN_ARGS)
-        );
-        let text = match (duration, summary) {
-            (Some(d), Some(summary)) => format!("{head} ({}) → {summary}", human_duration(d)),
-            _ => head,
-        };
+        let text = status_line(call, status, duration, summary);
         self.line(&text);
     }
 
     fn notice(&mut self, text: &str) {
         self.line(&format!("toolcell: {text}"));
-    }
-}
-
-/// `3 ms`, `1.2 s`.
-pub fn human_duration(d: Duration) -> String {
-    if d < Duration::from_secs(1) {
-        format!("{} ms", d.as_millis())
-    } else {
-        format!("{:.1} s", d.as_secs_f64())
     }
 }

@@ -98,15 +98,7 @@ impl AgentView for ScriptView<'_> {
         if status == CallStatus::Running {
             return;
         }
-        let mut line = format!(
-            "[{}] {} {}",
-            status.as_str(),
-            call.name,
-            crate::text::one_line(&call.arguments, 80)
-        );
-        if let (Some(d), Some(s)) = (duration, summary) {
-            line.push_str(&format!(" ({} ms) → {s}", d.as_millis()));
-        }
+        let line = crate::agent::view::status_line(call, status, duration, summary);
         (self.0)("tool", &line);
     }
 
