@@ -209,6 +209,11 @@ fn limits_stop_loops_huge_strings_and_long_runs() {
         "{run:?}"
     );
 
+    ws.write("deep.rhai", "fn down(n) { down(n + 1) }\ndown(0)\n");
+    let run = ws.run(&["run", "deep.rhai"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("functions nest too deeply"), "{run:?}");
+
     // No operations limit: the wall clock stops a busy loop, and a sleep.
     ws.write("toolcell.toml", "[workflow]\nmax_operations = 0\n");
     let run = ws.run(&["run", "spin.rhai", "--timeout", "1"]);
@@ -336,6 +341,7 @@ fn the_agent_example_runs_against_the_fake_model_server() {
     ]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.stdout.trim(), "- notes/todo.md: buy milk");
+
     let requests = server.requests();
     let offered: Vec<&str> = requests[0].body["tools"]
         .as_array()
@@ -354,6 +360,34 @@ fn the_agent_example_runs_against_the_fake_model_server() {
         record["tool_calls"].as_array().unwrap().len(),
         2,
         "the script's search and the model's read"
+    );
+
+    // With `calls: true` the script also gets the calls the model made.
+    let server = ModelServer::start(vec![
+        ollama::reply(vec![ollama::calls(&[(
+            "c1",
+            "read_file",
+            json!({"path": "notes/todo.md"}),
+        )])]),
+        ollama::answer("Buy milk."),
+    ]);
+    ws.write("toolcell.toml", &model_config(&server, ""));
+    ws.write(
+        "calls.rhai",
+        "agent(\"What is to do?\", #{tools: [\"read_file\"], calls: true})\n",
+    );
+    let run = ws.run(&["run", "calls.rhai", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        run.json()["result"],
+        json!({"answer": "Buy milk.", "calls": [{"name": "read_file", "arguments": {"path": "notes/todo.md"}}]})
+    );
+    ws.write("bad.rhai", "agent(\"x\", #{tools: [\"rm_rf\"]})\n");
+    let run = ws.run(&["run", "bad.rhai"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("agent() cannot offer `rm_rf`"),
+        "{run:?}"
     );
 
     // Nothing to summarise: the model is not asked.
