@@ -100,7 +100,12 @@ fn content_search_reports_matches_and_what_it_skipped() {
         "search_files",
         json!({"path": "src", "query": "needle", "extensions": ["md"]}),
     );
-    assert!(r.get("matches").is_none(), "{r}");
+    // Nothing found: the list is there and empty (the shape follows the mode).
+    assert_eq!(r["matches"], json!([]), "{r}");
+    assert!(
+        r.get("names").is_none(),
+        "a content search lists no names: {r}"
+    );
     let (_, message) = ws.call_refused(
         "search_files",
         json!({"path": ".", "query": "(", "regex": true}),

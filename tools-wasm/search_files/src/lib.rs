@@ -87,10 +87,13 @@ struct LineMatch {
 struct Found {
     path: String,
     query: String,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    names: Vec<NameMatch>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    matches: Vec<LineMatch>,
+    /// Present (possibly empty) when names were searched, so a result's
+    /// shape depends on the mode only, never on what was found.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    names: Option<Vec<NameMatch>>,
+    /// Present (possibly empty) when contents were searched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    matches: Option<Vec<LineMatch>>,
     files_scanned: usize,
     /// Files not searched, by reason.
     files_skipped: BTreeMap<&'static str, usize>,
@@ -99,6 +102,13 @@ struct Found {
     /// Matches beyond the per-file cap, not listed.
     matches_not_listed: usize,
     truncated: bool,
+}
+
+impl Found {
+    /// Names and lines listed so far.
+    fn listed(&self) -> usize {
+        self.names.as_ref().map_or(0, Vec::len) + self.matches.as_ref().map_or(0, Vec::len)
+    }
 }
 
 toolcell_guest::tool!(search);
@@ -217,6 +227,8 @@ fn search(args: Args) -> Result<Found, ToolError> {
     let mut found = Found {
         path: root.as_str().into(),
         query: args.query.clone(),
+        names: name.is_some().then(Vec::new),
+        matches: content.is_some().then(Vec::new),
         ..Found::default()
     };
     let folders_skipped = Arc::new(AtomicUsize::new(0));
@@ -277,7 +289,7 @@ fn search(args: Args) -> Result<Found, ToolError> {
                 continue;
             }
         }
-        if found.names.len() + found.matches.len() >= max_results {
+        if found.listed() >= max_results {
             found.truncated = true;
             break;
         }
@@ -291,7 +303,7 @@ fn search(args: Args) -> Result<Found, ToolError> {
                 NameQuery::Substring(s) => file_name.to_lowercase().contains(s.as_str()),
             };
             if hit {
-                found.names.push(NameMatch {
+                found.names.get_or_insert_with(Vec::new).push(NameMatch {
                     path: relative.clone(),
                 });
             }
@@ -357,7 +369,7 @@ fn search_content(
         in_file += 1;
         if in_file > MAX_MATCHES_PER_FILE {
             found.matches_not_listed += 1;
-        } else if found.names.len() + found.matches.len() >= max_results {
+        } else if found.listed() >= max_results {
             found.truncated = true;
             return;
         } else {
@@ -366,7 +378,7 @@ fn search_content(
                 .chars()
                 .count()
                 + 1;
-            found.matches.push(LineMatch {
+            found.matches.get_or_insert_with(Vec::new).push(LineMatch {
                 path: relative.to_string(),
                 line: line_number,
                 column,
