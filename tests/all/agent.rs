@@ -302,7 +302,9 @@ fn unknown_tools_invalid_and_cut_off_arguments_go_back_in_band() {
             vec![
                 openai::call_whole(0, "u1", "delete_everything", "{}"),
                 openai::call_whole(1, "u2", "read_file", "{\"pathh\": \"a.txt\"}"),
-                openai::call_whole(2, "u3", "read_file", "{'path': 'a.txt'"),
+                openai::call_whole(2, "u3", "read_file", "{\"path\" \"a.txt\"}"),
+                // Almost-JSON is repaired, then checked against the schema.
+                openai::call_whole(3, "u5", "read_file", "{'path': 'a.txt',"),
             ],
             "tool_calls",
         ),
@@ -334,6 +336,10 @@ fn unknown_tools_invalid_and_cut_off_arguments_go_back_in_band() {
         "{results:?}"
     );
     assert!(results[2].2.contains("not valid JSON"), "{results:?}");
+    assert!(
+        results[3].2.contains("alpha"),
+        "repaired and run: {results:?}"
+    );
     let results = tool_results(&requests[2]);
     assert_eq!(results.last().unwrap().0, "u4");
     assert!(results.last().unwrap().2.contains("cut off"), "{results:?}");
@@ -831,4 +837,39 @@ fn the_api_key_comes_from_the_named_variable_only() {
         .find(|(k, _)| k == "authorization")
         .map(|(_, v)| v.clone());
     assert_eq!(auth.as_deref(), Some("Bearer sk-test-123"));
+}
+
+#[test]
+fn calls_leaked_as_text_run_and_prose_never_does() {
+    let server = ModelServer::start(vec![
+        ollama::answer(
+            "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>",
+        ),
+        ollama::answer(
+            "I could call read_file with {\"path\": \"a.txt\"} again, but the file says alpha.",
+        ),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    ws.write("a.txt", "alpha\n");
+    let run = chat(&ws, &["What is in a.txt?"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains("wrote 1 tool call(s) as text"),
+        "{run:?}"
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "the prose answer ends the run");
+    assert_paired(&requests[1]);
+    let assistant = &messages(&requests[1])[2];
+    assert_eq!(
+        assistant["content"], "",
+        "the leaked text is replaced by the structured call"
+    );
+    assert_eq!(assistant["tool_calls"][0]["function"]["name"], "read_file");
+    let results = tool_results(&requests[1]);
+    assert!(results[0].2.contains("alpha"), "{results:?}");
+    assert_eq!(
+        run_record(&ws, "1")["tool_calls"].as_array().unwrap().len(),
+        1
+    );
 }

@@ -17,5 +17,6 @@ mod file_tools;
 mod limits;
 mod llama;
 mod manifests;
+mod recovery;
 mod search;
 mod workflows;

@@ -20,6 +20,7 @@ pub use crate::calls::Recording;
 use crate::calls::{CallResult, ToolRunner};
 use crate::dispatch::Dispatcher;
 use crate::grant::ToolGrant;
+use crate::llm::recover;
 use crate::llm::{ChatProvider, ChatRequest, Finish, LlmError, Message, ToolCall, ToolSpec, Turn};
 use repeat::RepeatGuard;
 use std::time::Instant;
@@ -151,11 +152,12 @@ impl<'a> Agent<'a> {
                     self.settings.num_ctx
                 ));
             }
-            let turn = match self.request(view, cancel).await {
+            let mut turn = match self.request(view, cancel).await {
                 Ok(turn) => turn,
                 Err(outcome) => return outcome,
             };
             view.turn_end();
+            self.recover_leaked_calls(&mut turn, view);
             self.push(Message::from_turn(&turn));
             if turn.tool_calls.is_empty() {
                 return Outcome::Answered(turn.content);
@@ -167,6 +169,36 @@ impl<'a> Agent<'a> {
         Outcome::BudgetExhausted {
             rounds: self.settings.max_rounds,
         }
+    }
+
+    /// A turn without structured calls whose whole text is calls to offered
+    /// tools (a model that leaked them as text) gets them as structured
+    /// calls; its text is dropped, so the history shows a proper call.
+    fn recover_leaked_calls(&self, turn: &mut Turn, view: &mut dyn AgentView) {
+        if !turn.tool_calls.is_empty() || turn.finish == Finish::Length {
+            return;
+        }
+        let offered: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
+        let recovered = recover::leaked_calls(&turn.content, &offered);
+        if recovered.is_empty() {
+            return;
+        }
+        let round = self.messages.len();
+        turn.tool_calls = recovered
+            .into_iter()
+            .enumerate()
+            .map(|(i, call)| ToolCall {
+                id: format!("recovered_{round}_{i}"),
+                name: call.name,
+                arguments: call.arguments.to_string(),
+            })
+            .collect();
+        turn.content.clear();
+        turn.finish = Finish::ToolCalls;
+        view.notice(&format!(
+            "the model wrote {} tool call(s) as text; running them as calls",
+            turn.tool_calls.len()
+        ));
     }
 
     /// One model request, retried on connection errors, 429 and 5xx.
@@ -272,15 +304,20 @@ impl<'a> Agent<'a> {
                     "truncated",
                 );
             }
-            Err(problem) => {
-                return refused(
-                    format!(
-                        "{problem}. The call was not run; send it again with a JSON object that fits the schema of `{}`.",
-                        call.name
-                    ),
-                    "invalid-args",
-                );
-            }
+            // Almost-JSON (single quotes, trailing commas, Python
+            // literals…) is repaired; the schema still checks the result.
+            Err(problem) => match recover::parse_lenient(&call.arguments) {
+                Ok((args @ serde_json::Value::Object(_), _)) => args,
+                _ => {
+                    return refused(
+                        format!(
+                            "{problem}. The call was not run; send it again with a JSON object that fits the schema of `{}`.",
+                            call.name
+                        ),
+                        "invalid-args",
+                    );
+                }
+            },
         };
         if let Some(message) = self.repeat.check(&call.name, &args) {
             return refused(message, "repeated");

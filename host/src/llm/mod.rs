@@ -14,6 +14,7 @@
 pub mod lines;
 pub mod ollama;
 pub mod openai;
+pub mod recover;
 pub mod retry;
 pub mod settings;
 pub mod sse;

@@ -1,0 +1,313 @@
+//! Recovering what models get wrong in their tool calls.
+//!
+//! - [`repair_json`]: arguments written as almost-JSON — single quotes,
+//!   trailing commas, unquoted keys, Python literals (`True`, `None`),
+//!   code fences, missing closing braces. Strict parsing comes first;
+//!   repair only when it fails; schema validation after either.
+//! - [`leaked_calls`]: tool calls a model wrote as text instead of
+//!   structured calls — `<tool_call>{…}</tool_call>` blocks (Hermes), a
+//!   bare JSON object `{"name": …, "arguments": …}`, a fenced one, or
+//!   `<function=NAME><parameter=KEY>VALUE</parameter></function>` blocks
+//!   (qwen3-coder). Only when the *whole* text is calls, and every name is
+//!   an offered tool: prose that mentions a tool is never a call.
+
+use serde_json::{Map, Value};
+
+/// A call recovered from text: the tool and its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecoveredCall {
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// Parses `text` as a JSON value: strictly, then after repair. Returns the
+/// value and whether it needed repair.
+pub fn parse_lenient(text: &str) -> Result<(Value, bool), String> {
+    match serde_json::from_str::<Value>(text.trim()) {
+        Ok(value) => Ok((value, false)),
+        Err(strict) => {
+            let repaired = repair_json(text);
+            serde_json::from_str::<Value>(&repaired)
+                .map(|v| (v, true))
+                .map_err(|_| strict.to_string())
+        }
+    }
+}
+
+/// `text` with the common almost-JSON mistakes fixed (see the module doc).
+/// The result may still be invalid; the caller parses it.
+pub fn repair_json(text: &str) -> String {
+    let text = strip_fence(text.trim());
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut stack: Vec<char> = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '"' | '\'' => {
+                // A string, re-emitted with double quotes.
+                let quote = c;
+                out.push('"');
+                i += 1;
+                let mut closed = false;
+                while i < chars.len() {
+                    let d = chars[i];
+                    if d == '\\' && i + 1 < chars.len() {
+                        let next = chars[i + 1];
+                        if quote == '\'' && next == '\'' {
+                            out.push('\'');
+                        } else {
+                            out.push('\\');
+                            out.push(next);
+                        }
+                        i += 2;
+                        continue;
+                    }
+                    if d == quote {
+                        closed = true;
+                        i += 1;
+                        break;
+                    }
+                    if d == '"' {
+                        out.push_str("\\\"");
+                    } else if d == '\n' {
+                        out.push_str("\\n");
+                    } else {
+                        out.push(d);
+                    }
+                    i += 1;
+                }
+                out.push('"');
+                if !closed {
+                    break;
+                }
+                continue;
+            }
+            '{' | '[' => {
+                stack.push(if c == '{' { '}' } else { ']' });
+                out.push(c);
+            }
+            '}' | ']' => {
+                trim_trailing_comma(&mut out);
+                if stack.last() == Some(&c) {
+                    stack.pop();
+                }
+                out.push(c);
+            }
+            c if c.is_alphabetic() || c == '_' => {
+                let start = i;
+                while i < chars.len() && (chars[i].is_alphanumeric() || chars[i] == '_') {
+                    i += 1;
+                }
+                let word: String = chars[start..i].iter().collect();
+                let mut j = i;
+                while j < chars.len() && chars[j].is_whitespace() {
+                    j += 1;
+                }
+                let is_key = j < chars.len() && chars[j] == ':' && stack.last() == Some(&'}');
+                match word.as_str() {
+                    _ if is_key => {
+                        out.push('"');
+                        out.push_str(&word);
+                        out.push('"');
+                    }
+                    "True" | "true" => out.push_str("true"),
+                    "False" | "false" => out.push_str("false"),
+                    "None" | "null" | "nil" => out.push_str("null"),
+                    _ => out.push_str(&word),
+                }
+                continue;
+            }
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    trim_trailing_comma(&mut out);
+    while let Some(close) = stack.pop() {
+        trim_trailing_comma(&mut out);
+        out.push(close);
+    }
+    out
+}
+
+fn trim_trailing_comma(out: &mut String) {
+    let trimmed = out.trim_end();
+    if trimmed.ends_with(',') {
+        let at = trimmed.len() - 1;
+        out.truncate(at);
+    }
+}
+
+/// The inside of a Markdown code fence, if `text` is exactly one.
+fn strip_fence(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("```") else {
+        return text;
+    };
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_alphanumeric());
+    rest.strip_suffix("```").unwrap_or(rest).trim()
+}
+
+/// The calls in `text` if the whole text is calls to `offered` tools;
+/// otherwise none.
+pub fn leaked_calls(text: &str, offered: &[&str]) -> Vec<RecoveredCall> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Vec::new();
+    }
+    let calls = if text.contains("<tool_call>") {
+        tagged_calls(text)
+    } else if text.contains("<function=") {
+        function_blocks(text)
+    } else {
+        json_calls(strip_fence(text))
+    };
+    match calls {
+        Some(calls)
+            if !calls.is_empty() && calls.iter().all(|c| offered.contains(&c.name.as_str())) =>
+        {
+            calls
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// `<tool_call>…</tool_call>` blocks and nothing else (whitespace aside);
+/// the last block may lack its closing tag.
+fn tagged_calls(text: &str) -> Option<Vec<RecoveredCall>> {
+    let mut calls = Vec::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        let body = rest.strip_prefix("<tool_call>")?;
+        let (inner, after) = match body.find("</tool_call>") {
+            Some(end) => (&body[..end], &body[end + "</tool_call>".len()..]),
+            None => (body, ""),
+        };
+        let inner = inner.trim();
+        if inner.contains("<function=") {
+            calls.extend(function_blocks(inner)?);
+        } else {
+            calls.extend(json_calls(strip_fence(inner))?);
+        }
+        rest = after.trim();
+    }
+    Some(calls)
+}
+
+/// One JSON call object, or an array of them.
+fn json_calls(text: &str) -> Option<Vec<RecoveredCall>> {
+    if !(text.starts_with('{') || text.starts_with('[')) {
+        return None;
+    }
+    let (value, _) = parse_lenient(text).ok()?;
+    match value {
+        Value::Array(items) => items.into_iter().map(call_object).collect(),
+        object => Some(vec![call_object(object)?]),
+    }
+}
+
+/// `{"name": …, "arguments": {…}}` (also `parameters`, or arguments as a
+/// JSON string); `{"function": {…}}` wrappers are unwrapped.
+fn call_object(value: Value) -> Option<RecoveredCall> {
+    let mut object = match value {
+        Value::Object(object) => object,
+        _ => return None,
+    };
+    if let Some(Value::Object(inner)) = object.remove("function") {
+        object = inner;
+    }
+    let name = object.get("name")?.as_str()?.to_string();
+    let arguments = match object.get("arguments").or_else(|| object.get("parameters")) {
+        None => Value::Object(Map::new()),
+        Some(Value::String(text)) => parse_lenient(text).ok()?.0,
+        Some(other) => other.clone(),
+    };
+    if !arguments.is_object() {
+        return None;
+    }
+    let known = ["name", "arguments", "parameters", "id", "type"];
+    if object.keys().any(|k| !known.contains(&k.as_str())) {
+        return None;
+    }
+    Some(RecoveredCall { name, arguments })
+}
+
+/// `<function=NAME><parameter=KEY>VALUE</parameter>…</function>` blocks
+/// and nothing else. Values that parse as JSON (numbers, booleans, arrays)
+/// are taken as such; anything else is a string.
+fn function_blocks(text: &str) -> Option<Vec<RecoveredCall>> {
+    let mut calls = Vec::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        let body = rest.strip_prefix("<function=")?;
+        let name_end = body.find('>')?;
+        let name = body[..name_end].trim().to_string();
+        let body = &body[name_end + 1..];
+        let (inner, after) = match body.find("</function>") {
+            Some(end) => (&body[..end], &body[end + "</function>".len()..]),
+            None => (body, ""),
+        };
+        let mut arguments = Map::new();
+        let mut params = inner.trim();
+        while !params.is_empty() {
+            let p = params.strip_prefix("<parameter=")?;
+            let key_end = p.find('>')?;
+            let key = p[..key_end].trim().to_string();
+            let p = &p[key_end + 1..];
+            let (value, after_param) = match p.find("</parameter>") {
+                Some(end) => (&p[..end], &p[end + "</parameter>".len()..]),
+                None => (p, ""),
+            };
+            let value = value.trim_matches('\n');
+            let parsed = match serde_json::from_str::<Value>(value.trim()) {
+                Ok(
+                    v @ (Value::Number(_)
+                    | Value::Bool(_)
+                    | Value::Array(_)
+                    | Value::Object(_)
+                    | Value::Null),
+                ) => v,
+                _ => Value::String(value.to_string()),
+            };
+            arguments.insert(key, parsed);
+            params = after_param.trim();
+        }
+        calls.push(RecoveredCall {
+            name,
+            arguments: Value::Object(arguments),
+        });
+        rest = after.trim();
+    }
+    Some(calls)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn repairs() {
+        let cases = [
+            ("{'path': 'a.md'}", json!({"path": "a.md"})),
+            ("{\"path\": \"a.md\",}", json!({"path": "a.md"})),
+            (
+                "{path: \"a.md\", recursive: True}",
+                json!({"path": "a.md", "recursive": true}),
+            ),
+            ("{\"path\": \"a.md\"", json!({"path": "a.md"})),
+            ("```json\n{\"x\": None}\n```", json!({"x": null})),
+            (
+                "{'text': 'it\\'s \"quoted\"'}",
+                json!({"text": "it's \"quoted\""}),
+            ),
+            (
+                "{\"a\": [1, 2,], \"b\": {\"c\": 1,},}",
+                json!({"a": [1, 2], "b": {"c": 1}}),
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_lenient(text).map(|(v, _)| v), Ok(expected), "{text}");
+        }
+    }
+}
