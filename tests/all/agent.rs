@@ -622,19 +622,18 @@ fn ctrl_c_during_a_tool_cancels_it_and_the_pending_calls_get_cancelled_results()
 fn server_refusals_say_what_to_do() {
     let server = ModelServer::start(vec![Reply::error(
         400,
-        json!({"error": "registry.ollama.ai/library/gemma:2b does not support tools"}),
+        json!({"error": "registry.ollama.ai/library/gemma:2b does not support thinking"}),
     )]);
     let ws = workspace(&server, "ollama", "");
     let run = chat(&ws, &["hi"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
         run.stderr
-            .contains("HTTP 400: registry.ollama.ai/library/gemma:2b does not support tools"),
+            .contains("HTTP 400: registry.ollama.ai/library/gemma:2b does not support thinking"),
         "{run:?}"
     );
     assert!(
-        run.stderr
-            .contains("fix: this model has no native tool calling"),
+        run.stderr.contains("fix: this model cannot think"),
         "{run:?}"
     );
     assert_eq!(server.requests().len(), 1, "a 400 is not retried");
@@ -872,4 +871,72 @@ fn calls_leaked_as_text_run_and_prose_never_does() {
         run_record(&ws, "1")["tool_calls"].as_array().unwrap().len(),
         1
     );
+}
+
+#[test]
+fn a_model_without_tools_is_switched_to_the_text_format_and_completes() {
+    let server = ModelServer::start(vec![
+        Reply::error(
+            400,
+            json!({"error": "registry.ollama.ai/library/tiny:1b does not support tools"}),
+        ),
+        ollama::reply(vec![
+            ollama::content("Let me look.\n<tool"),
+            ollama::content(
+                "_call>\n{\"name\": \"read_file\", \"arguments\": {'path': 'a.txt'}}\n</tool_call>",
+            ),
+        ]),
+        ollama::answer("It says alpha."),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    ws.write("a.txt", "alpha\n");
+    let run = chat(&ws, &["What is in a.txt?"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("switching to tool calls in the text format"),
+        "{run:?}"
+    );
+    assert!(
+        run.stdout.contains("Let me look.") && run.stdout.contains("It says alpha."),
+        "{run:?}"
+    );
+    assert!(
+        !run.stdout.contains("tool_call"),
+        "the user sees no tags: {run:?}"
+    );
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    assert!(requests[0].body.get("tools").is_some());
+    assert!(
+        requests[1].body.get("tools").is_none(),
+        "no native tools after the switch"
+    );
+    let system = messages(&requests[1])[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.contains("<tools>") && system.contains("\"read_file\""),
+        "{system}"
+    );
+    let last = messages(&requests[2]).last().unwrap().clone();
+    assert_eq!(last["role"], "user");
+    let response = last["content"].as_str().unwrap();
+    assert!(
+        response.starts_with("<tool_response>") && response.contains("alpha"),
+        "{response}"
+    );
+    assert_eq!(messages(&requests[2])[2]["role"], "assistant");
+    assert!(
+        messages(&requests[2])[2]["content"]
+            .as_str()
+            .unwrap()
+            .contains("<tool_call>"),
+        "the turn is replayed as written"
+    );
+    let record = run_record(&ws, "1");
+    assert_eq!(record["tool_calls"][0]["tool"], "read_file");
+    assert_eq!(record["tool_calls"][0]["status"], "done");
 }

@@ -11,6 +11,7 @@
 //! the user stopping the run, ends a run early.
 
 pub mod context;
+pub mod hermes;
 pub mod prompt;
 pub mod repeat;
 pub mod view;
@@ -21,7 +22,9 @@ use crate::calls::{CallResult, ToolRunner};
 use crate::dispatch::Dispatcher;
 use crate::grant::ToolGrant;
 use crate::llm::recover;
-use crate::llm::{ChatProvider, ChatRequest, Finish, LlmError, Message, ToolCall, ToolSpec, Turn};
+use crate::llm::{
+    ChatProvider, ChatRequest, Finish, LlmError, Message, StreamEvent, ToolCall, ToolSpec, Turn,
+};
 use repeat::RepeatGuard;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -67,6 +70,10 @@ pub struct Agent<'a> {
     tools_bytes: usize,
     messages: Vec<Message>,
     repeat: RepeatGuard,
+    /// Tool calls in the text format (Hermes) instead of native ones.
+    text_tools: bool,
+    /// The system prompt without the text-format tool section.
+    system_base: String,
 }
 
 impl<'a> Agent<'a> {
@@ -96,7 +103,8 @@ impl<'a> Agent<'a> {
         if let Some(only) = only {
             tools.retain(|t| only.contains(&t.name));
         }
-        let system = Message::system(prompt::system_prompt(dispatcher.config(), &tools));
+        let system_base = prompt::system_prompt(dispatcher.config(), &tools);
+        let system = Message::system(system_base.clone());
         let mut agent = Self {
             dispatcher,
             provider,
@@ -107,6 +115,8 @@ impl<'a> Agent<'a> {
             tools,
             messages: Vec::new(),
             repeat: RepeatGuard::default(),
+            text_tools: false,
+            system_base,
         };
         agent.push(system);
         agent
@@ -157,8 +167,16 @@ impl<'a> Agent<'a> {
                 Err(outcome) => return outcome,
             };
             view.turn_end();
-            self.recover_leaked_calls(&mut turn, view);
-            self.push(Message::from_turn(&turn));
+            if self.text_tools {
+                // The turn is replayed as written (tags and all); the calls
+                // are read from its text.
+                self.push(Message::from_turn(&turn));
+                turn.tool_calls = self.text_calls(&turn.content);
+                turn.content = hermes_clean(&turn.content);
+            } else {
+                self.recover_leaked_calls(&mut turn, view);
+                self.push(Message::from_turn(&turn));
+            }
             if turn.tool_calls.is_empty() {
                 return Outcome::Answered(turn.content);
             }
@@ -169,6 +187,43 @@ impl<'a> Agent<'a> {
         Outcome::BudgetExhausted {
             rounds: self.settings.max_rounds,
         }
+    }
+
+    /// Switches to tool calls in the text format (Hermes): the tools go in
+    /// the system prompt instead of the request. For models without native
+    /// tool calling; done by itself when the server says the model does not
+    /// support tools.
+    pub fn use_text_tools(&mut self) {
+        self.text_tools = true;
+        let prompt = format!("{}{}", self.system_base, hermes::tools_prompt(&self.tools));
+        if let Some(first) = self.messages.first_mut() {
+            *first = Message::system(prompt);
+        }
+    }
+
+    /// The calls written in `text` as `<tool_call>` blocks; a block that is
+    /// not a call becomes a nameless call whose arguments say why.
+    fn text_calls(&self, text: &str) -> Vec<ToolCall> {
+        let round = self.messages.len();
+        hermes::calls_in(text)
+            .into_iter()
+            .enumerate()
+            .map(|(i, call)| {
+                let id = format!("text_{round}_{i}");
+                match call {
+                    Ok(call) => ToolCall {
+                        id,
+                        name: call.name,
+                        arguments: call.arguments.to_string(),
+                    },
+                    Err(reason) => ToolCall {
+                        id,
+                        name: String::new(),
+                        arguments: reason,
+                    },
+                }
+            })
+            .collect()
     }
 
     /// A turn without structured calls whose whole text is calls to offered
@@ -211,18 +266,38 @@ impl<'a> Agent<'a> {
         loop {
             let request = ChatRequest {
                 messages: &self.messages,
-                tools: &self.tools,
+                tools: if self.text_tools { &[] } else { &self.tools },
                 format: None,
             };
+            let text_tools = self.text_tools;
+            let mut filter = hermes::TagFilter::default();
             let result = {
-                let mut sink = |event: crate::llm::StreamEvent<'_>| view.stream(event);
+                let mut sink = |event: StreamEvent<'_>| match event {
+                    StreamEvent::Content(text) if text_tools => {
+                        let visible = filter.feed(text);
+                        if !visible.is_empty() {
+                            view.stream(StreamEvent::Content(&visible));
+                        }
+                    }
+                    other => view.stream(other),
+                };
                 tokio::select! {
                     result = self.provider.chat(request, &mut sink) => result,
                     () = cancel.cancelled() => return Err(Outcome::Cancelled),
                 }
             };
+            let rest = filter.finish();
+            if !rest.is_empty() {
+                view.stream(StreamEvent::Content(&rest));
+            }
             match result {
                 Ok(turn) => return Ok(turn),
+                Err(error) if error.is_tools_unsupported() && !self.text_tools => {
+                    view.notice(&format!(
+                        "{error}; switching to tool calls in the text format for this model"
+                    ));
+                    self.use_text_tools();
+                }
                 Err(error) if error.is_retryable() && attempt < self.settings.max_retries => {
                     attempt += 1;
                     let wait = crate::llm::retry::backoff(attempt);
@@ -256,6 +331,7 @@ impl<'a> Agent<'a> {
             recording: self.recording,
         };
         let mut stopped = false;
+        let mut text_results = Vec::new();
         for call in &turn.tool_calls {
             let row = runner.start(call);
             let mut result = if stopped || cancel.is_cancelled() {
@@ -276,7 +352,14 @@ impl<'a> Agent<'a> {
                 Some(&crate::text::one_line(&content, 100)),
             );
             runner.finish(call, row, &mut result, &content);
-            self.push(Message::tool_result(call, content));
+            if self.text_tools {
+                text_results.push((call.name.clone(), content));
+            } else {
+                self.push(Message::tool_result(call, content));
+            }
+        }
+        if !text_results.is_empty() {
+            self.push(Message::user(hermes::responses(&text_results)));
         }
         if stopped { Err(()) } else { Ok(()) }
     }
@@ -293,6 +376,15 @@ impl<'a> Agent<'a> {
         let started = Instant::now();
         let refused =
             |message: String, kind| CallResult::refused(message, kind, CallStatus::Failed, started);
+        if call.name.is_empty() {
+            return refused(
+                format!(
+                    "{}. Write each call as <tool_call>{{\"name\": \"…\", \"arguments\": {{…}}}}</tool_call>.",
+                    call.arguments
+                ),
+                "invalid-call",
+            );
+        }
         let args = match call.parsed_arguments() {
             Ok(args) => args,
             Err(_) if cut_off => {
@@ -343,4 +435,12 @@ pub fn offered_tools(dispatcher: &Dispatcher) -> Vec<ToolSpec> {
             })
         })
         .collect()
+}
+
+/// A text-format answer without its `<tool_call>` blocks.
+fn hermes_clean(text: &str) -> String {
+    let mut filter = hermes::TagFilter::default();
+    let mut clean = filter.feed(text);
+    clean.push_str(&filter.finish());
+    clean.trim().to_string()
 }
