@@ -940,3 +940,33 @@ fn a_model_without_tools_is_switched_to_the_text_format_and_completes() {
     assert_eq!(record["tool_calls"][0]["tool"], "read_file");
     assert_eq!(record["tool_calls"][0]["status"], "done");
 }
+
+#[test]
+fn the_text_format_can_be_forced_by_config() {
+    let server = ModelServer::start(vec![
+        ollama::answer(
+            "<tool_call>{\"name\": \"list_directory\", \"arguments\": {\"path\": \".\"}}</tool_call>",
+        ),
+        ollama::answer("Two files."),
+    ]);
+    let ws = workspace(&server, "ollama", "tool_format = \"text\"\n");
+    ws.write("a.txt", "alpha\n");
+    let run = chat(&ws, &["List the files"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    assert!(requests[0].body.get("tools").is_none());
+    assert!(
+        messages(&requests[0])[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("<tools>")
+    );
+    let response = messages(&requests[1]).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        response.contains("<tool_response>") && response.contains("a.txt"),
+        "{response}"
+    );
+}

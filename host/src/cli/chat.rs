@@ -7,7 +7,7 @@ use super::{EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, open_dispatc
 use crate::agent::{Agent, AgentSettings, Outcome, Recording};
 use crate::approval::StandingApprovals;
 use crate::config::MAX_ROUNDS_LIMIT;
-use crate::llm::{self, ProviderKind};
+use crate::llm::{self, ProviderKind, ToolFormat};
 use crate::store::{RunStatus, Store};
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
@@ -104,6 +104,9 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
             Some(Recording { store: &store, run }),
             settings,
         );
+        if model.tool_format == ToolFormat::Text {
+            agent.use_text_tools();
+        }
         match &args.prompt {
             Some(task) => {
                 let outcome = agent.ask(task, &mut view, &interrupts.token()).await;

@@ -23,7 +23,7 @@ pub mod stream;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-pub use settings::{ModelSettings, ProviderKind, Think};
+pub use settings::{ModelSettings, ProviderKind, Think, ToolFormat};
 
 /// Who said a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -12,6 +12,7 @@
 //! api_key_env = "OPENAI_API_KEY"         # the key is read from this variable, never from the file
 //! idle_timeout_ms = 300000
 //! max_retries = 3
+//! tool_format = "native"                 # or "text": tools in the prompt, for models without tool calling
 //! ```
 
 use serde::Deserialize;
@@ -42,6 +43,19 @@ impl ProviderKind {
             _ => None,
         }
     }
+}
+
+/// How tools are offered to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolFormat {
+    /// The server's native tool calling; switched to `Text` by itself when
+    /// the server says the model does not support tools.
+    #[default]
+    Native,
+    /// The Hermes text format: tools in the system prompt, calls as
+    /// `<tool_call>` blocks in the text.
+    Text,
 }
 
 /// Whether the model should think before answering.
@@ -78,6 +92,7 @@ pub struct ModelSettings {
     pub api_key_env: Option<String>,
     pub idle_timeout: Duration,
     pub max_retries: u32,
+    pub tool_format: ToolFormat,
 }
 
 impl Default for ModelSettings {
@@ -92,6 +107,7 @@ impl Default for ModelSettings {
             api_key_env: None,
             idle_timeout: Duration::from_millis(DEFAULT_IDLE_TIMEOUT_MS),
             max_retries: DEFAULT_MAX_RETRIES,
+            tool_format: ToolFormat::Native,
         }
     }
 }
@@ -109,6 +125,7 @@ pub struct RawModelSettings {
     api_key_env: Option<String>,
     idle_timeout_ms: Option<u64>,
     max_retries: Option<u32>,
+    tool_format: Option<ToolFormat>,
 }
 
 impl ModelSettings {
@@ -129,6 +146,7 @@ impl ModelSettings {
                 raw.idle_timeout_ms.unwrap_or(DEFAULT_IDLE_TIMEOUT_MS),
             ),
             max_retries: raw.max_retries.unwrap_or(DEFAULT_MAX_RETRIES),
+            tool_format: raw.tool_format.unwrap_or_default(),
         };
         settings
             .check()

@@ -256,6 +256,9 @@ impl HostContext {
             settings,
             only.as_deref(),
         );
+        if model.tool_format == llm::ToolFormat::Text {
+            agent.use_text_tools();
+        }
         let mut view = ScriptView(self.output.as_ref());
         let outcome = self
             .runtime
