@@ -6,7 +6,7 @@
 use crate::agent::{chat_on_terminal, run_record};
 use crate::harness::Workspace;
 use crate::model_server::{ModelServer, Part, Reply, ollama};
-use serde_json::{Value, json};
+use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
 
@@ -507,5 +507,4 @@ fn llm_answers_once_and_ctrl_c_stops_a_workflow() {
         json!({"role": "system", "content": "Be brief."})
     );
     assert_eq!(run_record(&ws, "1")["status"], "cancelled");
-    let _: Value = Value::Null;
 }
