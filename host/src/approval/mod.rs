@@ -65,10 +65,6 @@ pub enum Decision {
 }
 
 impl Decision {
-    pub fn is_approved(&self) -> bool {
-        matches!(self, Decision::Approved | Decision::ApprovedForRun)
-    }
-
     /// For the run record.
     pub fn label(&self) -> &'static str {
         match self {

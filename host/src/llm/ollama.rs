@@ -9,7 +9,7 @@
 //! `{"error": "…"}` that must surface as an error.
 
 use super::lines::{LineSplitter, PushError};
-use super::stream::{TurnDecoder, client, exchange};
+use super::stream::{TurnDecoder, append_piece, client, error_text, exchange};
 use super::{
     ChatProvider, ChatRequest, Finish, LlmError, Message, ModelSettings, Role, StreamEvent,
     StreamSink, Think, ToolCall, Turn, Usage,
@@ -220,23 +220,13 @@ impl LineState<'_> {
         let value: Value = serde_json::from_str(text)
             .map_err(|e| malformed(format!("{e} in `{}`", crate::text::shorten(text, 200))))?;
         if let Some(error) = value.get("error") {
-            let message = match error {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            };
-            return Err(LlmError::Server(message));
+            return Err(LlmError::Server(error_text(error)));
         }
         if let Some(message) = value.get("message") {
-            if let Some(piece) = message.get("thinking").and_then(Value::as_str)
-                && !piece.is_empty()
-            {
-                self.thinking.push_str(piece);
+            if let Some(piece) = append_piece(self.thinking, message.get("thinking")) {
                 sink(StreamEvent::Thinking(piece));
             }
-            if let Some(piece) = message.get("content").and_then(Value::as_str)
-                && !piece.is_empty()
-            {
-                self.content.push_str(piece);
+            if let Some(piece) = append_piece(self.content, message.get("content")) {
                 sink(StreamEvent::Content(piece));
             }
             if let Some(calls) = message.get("tool_calls").and_then(Value::as_array) {

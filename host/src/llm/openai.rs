@@ -16,7 +16,7 @@
 //!   turn, and possibly its last call, was cut off.
 
 use super::sse::{SseDecoder, SseError};
-use super::stream::{TurnDecoder, client, exchange};
+use super::stream::{TurnDecoder, append_piece, client, error_text, exchange};
 use super::{
     ChatProvider, ChatRequest, Finish, LlmError, Message, ModelSettings, Role, StreamEvent,
     StreamSink, Think, ToolCall, Turn, Usage,
@@ -246,15 +246,7 @@ impl ChunkState {
             detail: format!("{e} in `{}`", crate::text::shorten(data, 200)),
         })?;
         if let Some(error) = chunk.get("error") {
-            let message = error
-                .get("message")
-                .and_then(Value::as_str)
-                .map(String::from)
-                .unwrap_or_else(|| match error {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
-                });
-            return Err(LlmError::Server(message));
+            return Err(LlmError::Server(error_text(error)));
         }
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             let count = |key| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
@@ -272,17 +264,11 @@ impl ChunkState {
         };
         if let Some(delta) = choice.get("delta") {
             for key in ["reasoning_content", "reasoning"] {
-                if let Some(piece) = delta.get(key).and_then(Value::as_str)
-                    && !piece.is_empty()
-                {
-                    self.thinking.push_str(piece);
+                if let Some(piece) = append_piece(&mut self.thinking, delta.get(key)) {
                     sink(StreamEvent::Thinking(piece));
                 }
             }
-            if let Some(piece) = delta.get("content").and_then(Value::as_str)
-                && !piece.is_empty()
-            {
-                self.content.push_str(piece);
+            if let Some(piece) = append_piece(&mut self.content, delta.get("content")) {
                 sink(StreamEvent::Content(piece));
             }
             if let Some(fragments) = delta.get("tool_calls").and_then(Value::as_array) {

@@ -89,19 +89,32 @@ pub async fn read_body(
     }
 }
 
+/// The text of an `error` field, in either server's shape: a string
+/// (Ollama) or an object with a `message` (OpenAI); anything else as JSON.
+pub fn error_text(error: &Value) -> String {
+    match error {
+        Value::String(message) => message.clone(),
+        other => match other.get("message").and_then(Value::as_str) {
+            Some(message) => message.to_string(),
+            None => other.to_string(),
+        },
+    }
+}
+
+/// Appends a non-empty text `piece` to `target`; returns it for the sink.
+pub fn append_piece<'v>(target: &mut String, piece: Option<&'v Value>) -> Option<&'v str> {
+    let piece = piece?.as_str().filter(|p| !p.is_empty())?;
+    target.push_str(piece);
+    Some(piece)
+}
+
 /// The server's error message from an error body: `{"error": "…"}`
 /// (Ollama), `{"error": {"message": "…"}}` (OpenAI), or the text itself.
 pub fn error_message(body: &[u8]) -> String {
-    if let Ok(value) = serde_json::from_slice::<Value>(body) {
-        match value.get("error") {
-            Some(Value::String(message)) => return message.clone(),
-            Some(Value::Object(error)) => {
-                if let Some(Value::String(message)) = error.get("message") {
-                    return message.clone();
-                }
-            }
-            _ => {}
-        }
+    if let Ok(value) = serde_json::from_slice::<Value>(body)
+        && let Some(error) = value.get("error")
+    {
+        return error_text(error);
     }
     let text = String::from_utf8_lossy(body);
     let text = text.trim();
