@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 /// A workspace whose `[model]` points at `server`.
-fn workspace(server: &ModelServer, provider: &str, extra: &str) -> Workspace {
+pub fn workspace(server: &ModelServer, provider: &str, extra: &str) -> Workspace {
     let ws = Workspace::new();
     let base = match provider {
         "openai" => format!("{}/v1", server.url),
@@ -74,7 +74,7 @@ pub fn assert_paired(request: &Request) {
     }
 }
 
-fn chat(ws: &Workspace, args: &[&str]) -> Run {
+pub fn chat(ws: &Workspace, args: &[&str]) -> Run {
     let mut all = vec!["chat"];
     all.extend_from_slice(args);
     ws.run(&all)

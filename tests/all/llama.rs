@@ -3,14 +3,21 @@
 //! `tests/support/llama-server.sh`, speaking the real OpenAI-compatible
 //! protocol on 127.0.0.1.
 //!
-//! So small a model does not call tools on its own. A recording proxy sets
-//! `tool_choice: "required"` on the first request and pre-fills the
-//! assistant turn with `<tool_call>\n`; everything else, including the
-//! streamed tool-call fragments, the ids and the follow-up with the results,
-//! is the real server's.
+//! Two runs: native tool calls (the server started with `--jinja` and a
+//! template with tools), and the text format (the server started without,
+//! so its `/props` says the model has no tool calls and toolcell picks the
+//! text format by itself).
+//!
+//! So small a model does not call tools on its own. A recording proxy
+//! constrains its first answer the way `tool_choice: "required"` does:
+//! natively by setting it (and pre-filling `<tool_call>\n`), in the text
+//! format with a grammar for the call's syntax. The model still writes the
+//! call's argument; everything else, the streamed text or fragments, the
+//! ids and the follow-up with the results, is the real server's.
 
 use crate::agent::{assert_paired, messages, run_record, tool_results};
 use crate::harness::Workspace;
+use crate::model_fit::models;
 use crate::model_server::ModelServer;
 use serde_json::json;
 use std::io::{Read, Write};
@@ -36,8 +43,17 @@ impl Drop for LlamaServer {
 /// How long the server may take to load the model and answer `/health`.
 const STARTUP_LIMIT: Duration = Duration::from_secs(180);
 
+/// How the server formats tool calls.
+#[derive(PartialEq)]
+enum Tools {
+    /// `--jinja` with a template that has tools: native tool calls.
+    Native,
+    /// The model's built-in template: no tool calls.
+    None,
+}
+
 impl LlamaServer {
-    fn start() -> Self {
+    fn start(tools: Tools) -> Self {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../tests/support/llama-server.sh"
@@ -66,15 +82,14 @@ impl LlamaServer {
             .port();
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("llama-server.log");
-        let child = Command::new(path("LLAMA_SERVER"))
+        let mut command = Command::new(path("LLAMA_SERVER"));
+        command
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args([
-                "-m",
-                &path("LLAMA_MODEL"),
-                "--jinja",
-                "--chat-template-file",
-                &path("LLAMA_TEMPLATE"),
-            ])
+            .args(["-m", &path("LLAMA_MODEL")]);
+        if tools == Tools::Native {
+            command.args(["--jinja", "--chat-template-file", &path("LLAMA_TEMPLATE")]);
+        }
+        let child = command
             // One thread: with the test run loading both cores, two threads made
             // a request ten times slower.
             .args(["-c", "4096", "-t", "1", "--no-webui", "-a", "smollm2"])
@@ -120,9 +135,29 @@ impl LlamaServer {
     }
 }
 
+/// A config for the server behind `url`, offering only `read_file`: one
+/// tool keeps the prompt small for a 4k context.
+fn config(url: &str) -> String {
+    let mut config = format!(
+        "[model]\nprovider = \"openai\"\nbase_url = \"{url}/v1\"\nname = \"smollm2\"\nnum_ctx = 8192\ntemperature = 0\nidle_timeout_ms = 120000\n"
+    );
+    for tool in [
+        "list_directory",
+        "search_files",
+        "write_file",
+        "replace_in_file",
+        "create_directory",
+        "move_path",
+        "delete_path",
+    ] {
+        config.push_str(&format!("[tools.{tool}]\nenabled = false\n"));
+    }
+    config
+}
+
 #[test]
 fn a_real_llama_server_drives_a_real_tool_call_through_the_openai_path() {
-    let llama = LlamaServer::start();
+    let llama = LlamaServer::start(Tools::Native);
     let proxy = ModelServer::proxy(
         &llama.url,
         Box::new(|n, body| {
@@ -137,23 +172,7 @@ fn a_real_llama_server_drives_a_real_tool_call_through_the_openai_path() {
     );
     let ws = Workspace::new();
     ws.write("notes.txt", "The secret word is pumpkin.\n");
-    let mut config = format!(
-        "[model]\nprovider = \"openai\"\nbase_url = \"{}/v1\"\nname = \"smollm2\"\nnum_ctx = 4096\ntemperature = 0\nidle_timeout_ms = 120000\n",
-        proxy.url
-    );
-    // One tool keeps the prompt small for a 4k context.
-    for tool in [
-        "list_directory",
-        "search_files",
-        "write_file",
-        "replace_in_file",
-        "create_directory",
-        "move_path",
-        "delete_path",
-    ] {
-        config.push_str(&format!("[tools.{tool}]\nenabled = false\n"));
-    }
-    ws.write("toolcell.toml", &config);
+    ws.write("toolcell.toml", &config(&proxy.url));
     let run = ws.run(&["chat", "--max-rounds", "3", "Read the file notes.txt"]);
     assert!(
         run.code == 0 || run.code == 5,
@@ -192,4 +211,76 @@ fn a_real_llama_server_drives_a_real_tool_call_through_the_openai_path() {
     let record = run_record(&ws, "1");
     assert_eq!(record["tool_calls"][0]["tool"], "read_file");
     assert_eq!(record["tool_calls"][0]["status"], "done");
+}
+
+/// The syntax of one `read_file` call in the text format, as a llama.cpp
+/// grammar: the model writes the path.
+const READ_FILE_CALL: &str = r#"root ::= "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"" [^"\n]+ "\"}}\n</tool_call>""#;
+
+#[test]
+fn a_real_llama_server_without_tool_calls_gets_the_text_format_and_runs_a_call() {
+    let llama = LlamaServer::start(Tools::None);
+    let proxy = ModelServer::proxy(
+        &llama.url,
+        Box::new(|n, body| {
+            if n == 0 {
+                body["grammar"] = json!(READ_FILE_CALL);
+            }
+        }),
+    );
+    let ws = Workspace::new();
+    ws.write("notes.txt", "The secret word is pumpkin.\n");
+    ws.write("toolcell.toml", &config(&proxy.url));
+    let run = ws.run(&["chat", "--max-rounds", "2", "Read the file notes.txt"]);
+    assert!(
+        run.code == 0 || run.code == 5,
+        "an answer, or the budget used up by a tiny model: {run:?}"
+    );
+    assert!(
+        run.stderr.contains("context of 4096 tokens")
+            && run.stderr.contains("tool calls in the text format"),
+        "the server's /props was read: {run:?}"
+    );
+    assert!(
+        !run.stdout.contains("<tool_call>"),
+        "the user sees no tags: {run:?}"
+    );
+
+    let probes: Vec<String> = proxy.probes().iter().map(|p| p.path.clone()).collect();
+    assert!(probes.contains(&"/props".to_string()), "{probes:?}");
+    let requests = proxy.requests();
+    assert!(requests.len() >= 2, "a follow-up with the result: {run:?}");
+    let first = &requests[0].body;
+    assert!(first.get("tools").is_none(), "no native tools: {first}");
+    let system = messages(&requests[0])[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.contains("<tools>") && system.contains("read_file"),
+        "{system}"
+    );
+    let replayed = messages(&requests[1]);
+    let call = replayed
+        .iter()
+        .find(|m| m["role"] == "assistant")
+        .expect("the model's turn is replayed");
+    assert!(
+        call["content"].as_str().unwrap().contains("<tool_call>"),
+        "the real server streamed the call as text: {call}"
+    );
+    let response = replayed.last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        response.starts_with("<tool_response>") && response.contains("pumpkin"),
+        "the file came back in the text format: {response}"
+    );
+    let record = run_record(&ws, "1");
+    assert_eq!(record["tool_calls"][0]["tool"], "read_file");
+    assert_eq!(record["tool_calls"][0]["status"], "done");
+    let known = models(&ws);
+    assert_eq!(known[0]["tools"], false, "{known:?}");
+    assert_eq!(known[0]["context_length"], 4096);
 }

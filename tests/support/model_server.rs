@@ -7,7 +7,7 @@
 #![allow(dead_code)]
 
 use serde_json::{Value, json};
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
@@ -46,6 +46,11 @@ impl Reply {
 
     /// An error reply with a JSON body.
     pub fn error(status: u16, body: Value) -> Self {
+        Self::json(status, body)
+    }
+
+    /// A reply with a JSON body.
+    pub fn json(status: u16, body: Value) -> Self {
         Self {
             status,
             content_type: "application/json",
@@ -86,6 +91,7 @@ impl Reply {
 /// A request the server received.
 #[derive(Debug, Clone)]
 pub struct Request {
+    pub method: String,
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: Value,
@@ -96,6 +102,18 @@ pub struct ModelServer {
     pub url: String,
     script: Arc<Mutex<VecDeque<Reply>>>,
     requests: Arc<Mutex<Vec<Request>>>,
+    probes: Arc<Mutex<Vec<Request>>>,
+    descriptions: Descriptions,
+}
+
+/// The answers to the requests that describe a model, by path.
+type Descriptions = Arc<Mutex<HashMap<String, Value>>>;
+
+/// Whether `path` asks about a model rather than chats with it: such
+/// requests are answered apart from the script (from [`ModelServer::describe`],
+/// else 404) and recorded apart ([`ModelServer::probes`]).
+fn is_probe(path: &str) -> bool {
+    path == "/api/show" || path == "/props" || path.ends_with("/models")
 }
 
 impl ModelServer {
@@ -105,18 +123,41 @@ impl ModelServer {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let script = Arc::new(Mutex::new(VecDeque::from(replies)));
         let requests = Arc::new(Mutex::new(Vec::new()));
-        let (s, r) = (script.clone(), requests.clone());
+        let probes = Arc::new(Mutex::new(Vec::new()));
+        let descriptions = Descriptions::default();
+        let server = Self {
+            url,
+            script: script.clone(),
+            requests: requests.clone(),
+            probes: probes.clone(),
+            descriptions: descriptions.clone(),
+        };
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (s, r) = (s.clone(), r.clone());
-                std::thread::spawn(move || serve(stream, &s, &r));
+                let (s, r, p, d) = (
+                    script.clone(),
+                    requests.clone(),
+                    probes.clone(),
+                    descriptions.clone(),
+                );
+                std::thread::spawn(move || serve(stream, &s, &r, &p, &d));
             }
         });
-        Self {
-            url,
-            script,
-            requests,
-        }
+        server
+    }
+
+    /// Answers requests to `path` (`/api/show`, `/props`, `/v1/models`)
+    /// with `body`, as often as they come.
+    pub fn describe(&self, path: &str, body: Value) {
+        self.descriptions
+            .lock()
+            .unwrap()
+            .insert(path.to_string(), body);
+    }
+
+    /// Every request that asked about a model.
+    pub fn probes(&self) -> Vec<Request> {
+        self.probes.lock().unwrap().clone()
     }
 
     /// Every request received so far.
@@ -154,18 +195,22 @@ impl ModelServer {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let upstream = upstream.trim_start_matches("http://").to_string();
         let requests = Arc::new(Mutex::new(Vec::new()));
+        let probes = Arc::new(Mutex::new(Vec::new()));
         let rewrite: Arc<Rewrite> = Arc::from(rewrite);
-        let r = requests.clone();
+        let (r, p) = (requests.clone(), probes.clone());
         std::thread::spawn(move || {
             for stream in listener.incoming().flatten() {
-                let (r, rewrite, upstream) = (r.clone(), rewrite.clone(), upstream.clone());
-                std::thread::spawn(move || forward(stream, &upstream, &r, &*rewrite));
+                let (r, p, rewrite, upstream) =
+                    (r.clone(), p.clone(), rewrite.clone(), upstream.clone());
+                std::thread::spawn(move || forward(stream, &upstream, &r, &p, &*rewrite));
             }
         });
         Self {
             url,
             script: Arc::new(Mutex::new(VecDeque::new())),
             requests,
+            probes,
+            descriptions: Descriptions::default(),
         }
     }
 }
@@ -176,11 +221,9 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
     if reader.read_line(&mut request_line).unwrap_or(0) == 0 {
         return None;
     }
-    let path = request_line
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("")
-        .to_string();
+    let mut words = request_line.split_whitespace();
+    let method = words.next().unwrap_or("").to_string();
+    let path = words.next().unwrap_or("").to_string();
     let mut headers = Vec::new();
     let mut length = 0usize;
     loop {
@@ -204,30 +247,47 @@ fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Request> {
     reader.read_exact(&mut body).ok()?;
     let body = serde_json::from_slice(&body).unwrap_or(Value::Null);
     Some(Request {
+        method,
         path,
         headers,
         body,
     })
 }
 
-fn forward(client: TcpStream, upstream: &str, requests: &Mutex<Vec<Request>>, rewrite: &Rewrite) {
+fn forward(
+    client: TcpStream,
+    upstream: &str,
+    requests: &Mutex<Vec<Request>>,
+    probes: &Mutex<Vec<Request>>,
+    rewrite: &Rewrite,
+) {
     let _ = client.set_nodelay(true);
     let mut reader = BufReader::new(client.try_clone().expect("clone stream"));
     let Some(mut request) = read_request(&mut reader) else {
         return;
     };
-    let n = {
-        let mut all = requests.lock().unwrap();
-        all.push(request.clone());
-        all.len() - 1
+    let body = if is_probe(&request.path) {
+        probes.lock().unwrap().push(request.clone());
+        if request.method == "GET" {
+            String::new()
+        } else {
+            request.body.to_string()
+        }
+    } else {
+        let n = {
+            let mut all = requests.lock().unwrap();
+            all.push(request.clone());
+            all.len() - 1
+        };
+        rewrite(n, &mut request.body);
+        request.body.to_string()
     };
-    rewrite(n, &mut request.body);
-    let body = request.body.to_string();
     let Ok(mut server) = TcpStream::connect(upstream) else {
         return;
     };
     let head = format!(
-        "POST {} HTTP/1.1\r\nHost: {upstream}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        "{} {} HTTP/1.1\r\nHost: {upstream}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        request.method,
         request.path,
         body.len()
     );
@@ -242,21 +302,44 @@ fn forward(client: TcpStream, upstream: &str, requests: &Mutex<Vec<Request>>, re
     let _ = std::io::copy(&mut server, &mut client);
 }
 
-fn serve(stream: TcpStream, script: &Mutex<VecDeque<Reply>>, requests: &Mutex<Vec<Request>>) {
+fn serve(
+    stream: TcpStream,
+    script: &Mutex<VecDeque<Reply>>,
+    requests: &Mutex<Vec<Request>>,
+    probes: &Mutex<Vec<Request>>,
+    descriptions: &Mutex<HashMap<String, Value>>,
+) {
     // Pieces go out as written, as a streaming server sends them.
     let _ = stream.set_nodelay(true);
     let mut reader = BufReader::new(stream.try_clone().expect("clone stream"));
     let Some(request) = read_request(&mut reader) else {
         return;
     };
-    requests.lock().unwrap().push(request);
-    let reply = script.lock().unwrap().pop_front().unwrap_or_else(|| {
+    let reply = if is_probe(&request.path) {
+        let described = descriptions.lock().unwrap().get(&request.path).cloned();
+        probes.lock().unwrap().push(request);
+        match described {
+            Some(body) => Reply::json(200, body),
+            None => Reply::error(404, json!({"error": "not found"})),
+        }
+    } else {
+        requests.lock().unwrap().push(request);
+        next_reply(script)
+    };
+    write_reply(stream, reply);
+}
+
+/// The next scripted reply, or a 500 when the script is used up.
+fn next_reply(script: &Mutex<VecDeque<Reply>>) -> Reply {
+    script.lock().unwrap().pop_front().unwrap_or_else(|| {
         Reply::error(
             500,
             json!({"error": "the fake server has no reply scripted for this request"}),
         )
-    });
-    let mut stream = stream;
+    })
+}
+
+fn write_reply(mut stream: TcpStream, reply: Reply) {
     let head = format!(
         "HTTP/1.1 {} X\r\nContent-Type: {}\r\nConnection: close\r\n\r\n",
         reply.status, reply.content_type

@@ -11,6 +11,7 @@
 //! the user stopping the run, ends a run early.
 
 pub mod context;
+pub mod fit;
 pub mod hermes;
 pub mod prompt;
 pub mod repeat;
@@ -296,6 +297,9 @@ impl<'a> Agent<'a> {
                     view.notice(&format!(
                         "{error}; switching to tool calls in the text format for this model"
                     ));
+                    if let Some(rec) = self.recording {
+                        fit::remember_tools_refused(self.provider, rec.store);
+                    }
                     self.use_text_tools();
                 }
                 Err(error) if error.is_retryable() && attempt < self.settings.max_retries => {

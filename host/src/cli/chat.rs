@@ -4,10 +4,11 @@
 use super::interrupts::Interrupts;
 use super::view::TerminalView;
 use super::{EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, open_dispatcher};
-use crate::agent::{Agent, AgentSettings, Outcome, Recording};
+use crate::agent::view::AgentView;
+use crate::agent::{Agent, AgentSettings, Outcome, Recording, fit};
 use crate::approval::StandingApprovals;
 use crate::config::MAX_ROUNDS_LIMIT;
-use crate::llm::{self, ProviderKind, ToolFormat};
+use crate::llm::ProviderKind;
 use crate::store::{RunStatus, Store};
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
@@ -72,7 +73,18 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
         model.num_ctx = num_ctx;
     }
     model.check().map_err(|e| anyhow!("{e}"))?;
-    let provider = llm::connect(&model).map_err(|e| anyhow!("{e}"))?;
+    let store = Store::open(&dispatcher.config().state_dir())?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let mut view = TerminalView::new(!args.hide_thinking);
+    let fitted = runtime
+        .block_on(fit::connect_fitted(&mut model, Some(&store)))
+        .map_err(|e| anyhow!("{e}"))?;
+    for notice in &fitted.notices {
+        view.notice(notice);
+    }
+    let provider = fitted.provider;
     let settings = AgentSettings {
         max_rounds: args
             .max_rounds
@@ -80,7 +92,6 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
         num_ctx: model.num_ctx,
         max_retries: model.max_retries,
     };
-    let store = Store::open(&dispatcher.config().state_dir())?;
     let title = args
         .prompt
         .clone()
@@ -91,10 +102,6 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
         args.approve,
         "--approve {tool} (or --yes) to allow it",
     );
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    let mut view = TerminalView::new(!args.hide_thinking);
     let (status, code, answer, error) = runtime.block_on(async {
         let interrupts = Interrupts::start();
         let mut agent = Agent::new(
@@ -104,7 +111,7 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
             Some(Recording { store: &store, run }),
             settings,
         );
-        if model.tool_format == ToolFormat::Text {
+        if fitted.text_tools {
             agent.use_text_tools();
         }
         match &args.prompt {
@@ -125,7 +132,6 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
 /// The run's status, exit code, answer and error for `outcome`, after
 /// saying what happened.
 fn settle(outcome: Outcome, view: &mut TerminalView) -> RunEnd {
-    use crate::agent::view::AgentView;
     match outcome {
         Outcome::Answered(answer) => (RunStatus::Succeeded, EXIT_OK, Some(answer), None),
         Outcome::BudgetExhausted { rounds } => {

@@ -14,6 +14,7 @@
 
 mod chat;
 mod interrupts;
+mod models;
 mod run;
 mod runs;
 mod tools;
@@ -69,6 +70,8 @@ enum Command {
     Tools(tools::ToolsCommand),
     /// Let a model work on the workspace with the tools: one task, or a conversation.
     Chat(chat::ChatArgs),
+    /// What each model used so far can do (native tools, thinking, context).
+    Models(models::ModelsArgs),
     /// List, show and export recorded runs.
     #[command(subcommand)]
     Runs(runs::RunsCommand),
@@ -99,6 +102,7 @@ pub fn main() -> i32 {
     let outcome = match cli.command {
         Command::Tools(command) => tools::run(&cli.config, command),
         Command::Chat(args) => chat::run(&cli.config, args),
+        Command::Models(args) => models::run(&cli.config, args),
         Command::Runs(command) => runs::run(&cli.config, command),
         Command::Undo { run } => undo::run(&cli.config, run),
         Command::Run(args) => run::run(&cli.config, args),

@@ -91,7 +91,7 @@ fn find(store: &Store, id: i64) -> Result<RunDetail> {
 }
 
 /// A local date and time for unix milliseconds.
-fn when(ms: i64) -> String {
+pub(super) fn when(ms: i64) -> String {
     jiff::Timestamp::from_millisecond(ms)
         .map(|t| {
             t.to_zoned(jiff::tz::TimeZone::system())

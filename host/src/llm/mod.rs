@@ -11,6 +11,7 @@
 //! the text is handed to a sink as it arrives. Retrying and cancelling are
 //! the caller's: a provider makes exactly one HTTP request per call.
 
+pub mod capabilities;
 pub mod lines;
 pub mod ollama;
 pub mod openai;
@@ -21,6 +22,7 @@ pub mod sse;
 pub mod stream;
 
 use async_trait::async_trait;
+pub use capabilities::Capabilities;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 pub use settings::{ModelSettings, ProviderKind, Think, ToolFormat};
@@ -297,9 +299,16 @@ impl LlmError {
         }
     }
 
-    /// The model does not take tools (Ollama's 400 "does not support tools").
+    /// The server refuses tools for this model: Ollama's 400 "does not
+    /// support tools", an older llama-server without `--jinja`, vLLM without
+    /// a tool-call parser.
     pub fn is_tools_unsupported(&self) -> bool {
-        matches!(self, LlmError::Status { status: 400, message } if message.contains("does not support tools"))
+        const REFUSALS: &[&str] = &[
+            "does not support tools",
+            "tools param requires --jinja",
+            "requires --enable-auto-tool-choice",
+        ];
+        matches!(self, LlmError::Status { status: 400..=599, message } if REFUSALS.iter().any(|r| message.contains(r)))
     }
 }
 
@@ -309,6 +318,15 @@ impl LlmError {
 pub trait ChatProvider: Send + Sync {
     /// For messages: the protocol, model and server.
     fn describe(&self) -> String;
+
+    /// The server, as the key under which what is known of its models is
+    /// kept: the protocol and the base URL.
+    fn server(&self) -> String;
+
+    /// Asks the server what the model can do. `Ok` with unknown fields when
+    /// the server does not say; `Err` only when it cannot be reached or
+    /// refuses (an unknown model, a bad key).
+    async fn probe(&self) -> Result<Capabilities, LlmError>;
 
     /// The model's name, for the run record.
     fn model(&self) -> &str;

@@ -8,11 +8,12 @@
 //! with `done: true`; and, after an HTTP 200, possibly a line
 //! `{"error": "…"}` that must surface as an error.
 
+use super::capabilities::PROBE_TIMEOUT;
 use super::lines::{LineSplitter, PushError};
-use super::stream::{TurnDecoder, append_piece, client, error_text, exchange};
+use super::stream::{TurnDecoder, append_piece, client, error_text, exchange, fetch_json};
 use super::{
-    ChatProvider, ChatRequest, Finish, LlmError, Message, ModelSettings, Role, StreamEvent,
-    StreamSink, Think, ToolCall, Turn, Usage,
+    Capabilities, ChatProvider, ChatRequest, Finish, LlmError, Message, ModelSettings, Role,
+    StreamEvent, StreamSink, Think, ToolCall, Turn, Usage,
 };
 use async_trait::async_trait;
 use serde_json::{Map, Value, json};
@@ -71,6 +72,17 @@ impl ChatProvider for Ollama {
 
     fn model(&self) -> &str {
         &self.model
+    }
+
+    fn server(&self) -> String {
+        format!("ollama {}", self.settings.base_url.trim_end_matches('/'))
+    }
+
+    async fn probe(&self) -> Result<Capabilities, LlmError> {
+        let url = self.settings.endpoint("api/show");
+        let request = self.http.post(&url).json(&json!({ "model": self.model }));
+        let show = fetch_json(request, &url, PROBE_TIMEOUT).await?;
+        Ok(Capabilities::from_ollama_show(&show))
     }
 
     async fn chat(

@@ -15,11 +15,12 @@
 //! - `finish_reason` may come on a chunk of its own; `length` means the
 //!   turn, and possibly its last call, was cut off.
 
+use super::capabilities::PROBE_TIMEOUT;
 use super::sse::{SseDecoder, SseError};
-use super::stream::{TurnDecoder, append_piece, client, error_text, exchange};
+use super::stream::{TurnDecoder, append_piece, client, error_text, exchange, fetch_json};
 use super::{
-    ChatProvider, ChatRequest, Finish, LlmError, Message, ModelSettings, Role, StreamEvent,
-    StreamSink, Think, ToolCall, Turn, Usage,
+    Capabilities, ChatProvider, ChatRequest, Finish, LlmError, Message, ModelSettings, Role,
+    StreamEvent, StreamSink, Think, ToolCall, Turn, Usage,
 };
 use async_trait::async_trait;
 use serde_json::{Value, json};
@@ -80,6 +81,16 @@ impl OpenAi {
     }
 }
 
+impl OpenAi {
+    /// `request` with the API key, if there is one.
+    fn authorized(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.api_key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        }
+    }
+}
+
 #[async_trait]
 impl ChatProvider for OpenAi {
     fn describe(&self) -> String {
@@ -93,16 +104,59 @@ impl ChatProvider for OpenAi {
         &self.model
     }
 
+    fn server(&self) -> String {
+        format!("openai {}", self.settings.base_url.trim_end_matches('/'))
+    }
+
+    /// The model list, for the context length, and llama-server's `/props`
+    /// (at the server's root, beside `/v1`), for tool support. Other
+    /// servers have no `/props`; their tool support is learned from the
+    /// first refusal. A request with a dummy tool would not tell:
+    /// llama-server without `--jinja` silently drops the tools.
+    async fn probe(&self) -> Result<Capabilities, LlmError> {
+        let models_url = self.settings.endpoint("models");
+        let listed = match fetch_json(
+            self.authorized(self.http.get(&models_url)),
+            &models_url,
+            PROBE_TIMEOUT,
+        )
+        .await
+        {
+            Ok(models) => Capabilities::from_openai_models(&models, &self.model),
+            Err(e @ (LlmError::Connect { .. } | LlmError::Idle { .. })) => return Err(e),
+            Err(LlmError::Status {
+                status: 401 | 403,
+                message,
+            }) => {
+                return Err(LlmError::Status {
+                    status: 401,
+                    message,
+                });
+            }
+            Err(_) => Capabilities::default(),
+        };
+        let root = self.settings.base_url.trim_end_matches('/');
+        let props_url = format!("{}/props", root.strip_suffix("/v1").unwrap_or(root));
+        let props = match fetch_json(
+            self.authorized(self.http.get(&props_url)),
+            &props_url,
+            PROBE_TIMEOUT,
+        )
+        .await
+        {
+            Ok(props) => Capabilities::from_llama_props(&props),
+            Err(_) => Capabilities::default(),
+        };
+        Ok(props.or(listed))
+    }
+
     async fn chat(
         &self,
         request: ChatRequest<'_>,
         sink: &mut StreamSink<'_>,
     ) -> Result<Turn, LlmError> {
         let body = self.body(request);
-        let mut post = self.http.post(&self.url);
-        if let Some(key) = &self.api_key {
-            post = post.bearer_auth(key);
-        }
+        let post = self.authorized(self.http.post(&self.url));
         let idle = self.settings.idle_timeout;
         exchange::<SseTurn>(post, &self.url, &body, idle, sink).await
     }

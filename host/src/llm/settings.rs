@@ -12,7 +12,7 @@
 //! api_key_env = "OPENAI_API_KEY"         # the key is read from this variable, never from the file
 //! idle_timeout_ms = 300000
 //! max_retries = 3
-//! tool_format = "native"                 # or "text": tools in the prompt, for models without tool calling
+//! tool_format = "auto"                   # ask the server (once); "native" | "text" to decide yourself
 //! ```
 
 use serde::Deserialize;
@@ -49,9 +49,13 @@ impl ProviderKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolFormat {
-    /// The server's native tool calling; switched to `Text` by itself when
-    /// the server says the model does not support tools.
+    /// Native tool calling unless the server says the model lacks it (asked
+    /// once per model and remembered); switched to `Text` by itself when
+    /// the server refuses tools.
     #[default]
+    Auto,
+    /// The server's native tool calling, without asking first; still
+    /// switched to `Text` when the server refuses tools.
     Native,
     /// The Hermes text format: tools in the system prompt, calls as
     /// `<tool_call>` blocks in the text.
@@ -107,7 +111,7 @@ impl Default for ModelSettings {
             api_key_env: None,
             idle_timeout: Duration::from_millis(DEFAULT_IDLE_TIMEOUT_MS),
             max_retries: DEFAULT_MAX_RETRIES,
-            tool_format: ToolFormat::Native,
+            tool_format: ToolFormat::Auto,
         }
     }
 }

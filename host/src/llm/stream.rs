@@ -29,7 +29,47 @@ pub async fn post_json(
     body: &Value,
     idle: Duration,
 ) -> Result<reqwest::Response, LlmError> {
-    let send = request.json(body).send();
+    send(request.json(body), url, idle).await
+}
+
+/// The largest answer [`fetch_json`] reads: a model's description with its
+/// license and template is tens of KB; nothing it needs is larger.
+const MAX_JSON_BODY: usize = 4 * 1024 * 1024;
+
+/// Sends `request` and reads its whole answer as JSON (for the small
+/// non-streamed requests: model descriptions and lists).
+pub async fn fetch_json(
+    request: reqwest::RequestBuilder,
+    url: &str,
+    idle: Duration,
+) -> Result<Value, LlmError> {
+    let response = send(request, url, idle).await?;
+    let mut body = Vec::new();
+    read_body(response, idle, |chunk| {
+        body.extend_from_slice(chunk);
+        if body.len() > MAX_JSON_BODY {
+            return Err(LlmError::Malformed {
+                expected: "a model description",
+                detail: format!("the answer from {url} is larger than {MAX_JSON_BODY} bytes"),
+            });
+        }
+        Ok(false)
+    })
+    .await?;
+    serde_json::from_slice(&body).map_err(|e| LlmError::Malformed {
+        expected: "JSON",
+        detail: format!("the answer from {url}: {e}"),
+    })
+}
+
+/// Sends `request` and returns the response once its status is 2xx; any
+/// other status becomes an error with the server's own message.
+async fn send(
+    request: reqwest::RequestBuilder,
+    url: &str,
+    idle: Duration,
+) -> Result<reqwest::Response, LlmError> {
+    let send = request.send();
     let response = match tokio::time::timeout(idle, send).await {
         Err(_) => {
             return Err(LlmError::Idle {

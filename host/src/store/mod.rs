@@ -7,7 +7,10 @@
 //! is opened, runs still `running` whose process is gone were cut off (a
 //! crash, a kill): they are marked `interrupted` and never replayed.
 
+mod models;
 mod schema;
+
+pub use models::{KnownBy, KnownModel};
 
 use crate::llm::Message;
 use anyhow::{Context, Result};

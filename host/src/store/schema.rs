@@ -73,6 +73,18 @@ CREATE TABLE run_logs (
     PRIMARY KEY (run_id, seq)
 );
 "#,
+    r#"
+CREATE TABLE models (
+    server         TEXT NOT NULL,       -- protocol and base URL
+    model          TEXT NOT NULL,
+    tools          INTEGER,             -- 1 | 0 | NULL: the server did not say
+    thinking       INTEGER,
+    context_length INTEGER,
+    source         TEXT NOT NULL,       -- probe | refusal
+    checked_at     INTEGER NOT NULL,    -- unix ms
+    PRIMARY KEY (server, model)
+);
+"#,
 ];
 
 /// Brings the schema up to date. Each step re-reads the version inside an

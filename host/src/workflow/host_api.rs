@@ -18,6 +18,7 @@
 //! | `fail(why)` | stops the workflow with an error (cannot be caught) |
 
 use super::limits::MAX_SLEEP;
+use crate::agent::fit::{Fitted, connect_fitted};
 use crate::agent::view::{AgentView, CallStatus};
 use crate::agent::{Agent, AgentSettings, Outcome};
 use crate::approval::Approver;
@@ -108,6 +109,19 @@ impl AgentView for ScriptView<'_> {
 }
 
 impl HostContext {
+    /// The model's provider, fitted to what the model can do (see
+    /// [`crate::agent::fit`]); adjustments go to the script's output.
+    fn connect_fitted(&self, model: &mut ModelSettings) -> Fallible<Fitted> {
+        let fitted = self
+            .runtime
+            .block_on(connect_fitted(model, self.store.as_deref()))
+            .map_err(|e| thrown("model", e.to_string(), &[]))?;
+        for notice in &fitted.notices {
+            (self.output)("info", notice);
+        }
+        Ok(fitted)
+    }
+
     fn recording(&self) -> Option<Recording<'_>> {
         self.store.as_deref().map(|store| Recording {
             store,
@@ -198,8 +212,9 @@ impl HostContext {
                 &[],
             ));
         }
-        let model = self.model_settings(options)?;
-        let provider = llm::connect(&model).map_err(|e| thrown("model", e.to_string(), &[]))?;
+        let mut model = self.model_settings(options)?;
+        let fitted = self.connect_fitted(&mut model)?;
+        let provider = fitted.provider;
         let only = match options.get("tools") {
             None => None,
             Some(list) => {
@@ -256,7 +271,7 @@ impl HostContext {
             settings,
             only.as_deref(),
         );
-        if model.tool_format == llm::ToolFormat::Text {
+        if fitted.text_tools {
             agent.use_text_tools();
         }
         let mut view = ScriptView(self.output.as_ref());
@@ -294,7 +309,9 @@ impl HostContext {
         messages: &[Message],
         format: Option<&Value>,
     ) -> Fallible<String> {
-        let provider = llm::connect(model).map_err(|e| thrown("model", e.to_string(), &[]))?;
+        let mut model = model.clone();
+        let provider = self.connect_fitted(&mut model)?.provider;
+        let model = &model;
         let request = ChatRequest {
             messages,
             tools: &[],
