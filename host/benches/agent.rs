@@ -193,6 +193,7 @@ fn agent_rounds() {
         max_rounds: 10,
         num_ctx: 8192,
         max_retries: 0,
+        filter_tools_above: toolcell::agent::filter::DEFAULT_FILTER_TOOLS_ABOVE,
     };
     let cancel = CancellationToken::new();
     let mut answer_p50 = Vec::new();

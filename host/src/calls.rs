@@ -63,6 +63,21 @@ impl CallResult {
         }
     }
 
+    /// A call the host answered itself, without a cell.
+    pub fn answered_by_host(value: Value, started: Instant) -> Self {
+        Self {
+            content: value.to_string(),
+            value: Some(value),
+            status: CallStatus::Done,
+            decision: "not-asked",
+            error_kind: None,
+            error_message: None,
+            duration: started.elapsed(),
+            quit: false,
+            snapshot: None,
+        }
+    }
+
     /// A call stopped (or never started) because the run was stopped.
     pub fn cancelled(why: &str) -> Self {
         Self {

@@ -121,12 +121,16 @@ pub struct WorkspaceConfig {
 pub struct AgentConfig {
     /// Model requests per task.
     pub max_rounds: u32,
+    /// With more tools than this, each task is offered only the relevant
+    /// ones (see [`crate::agent::filter`]).
+    pub filter_tools_above: usize,
 }
 
 impl Default for AgentConfig {
     fn default() -> Self {
         Self {
             max_rounds: crate::agent::DEFAULT_MAX_ROUNDS,
+            filter_tools_above: crate::agent::filter::DEFAULT_FILTER_TOOLS_ABOVE,
         }
     }
 }
@@ -139,6 +143,7 @@ pub const MAX_ROUNDS_LIMIT: u32 = 200;
 #[serde(deny_unknown_fields)]
 struct RawAgentConfig {
     max_rounds: Option<u32>,
+    filter_tools_above: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -351,6 +356,9 @@ impl WorkspaceConfig {
                     );
                 }
                 agent.max_rounds = rounds;
+            }
+            if let Some(above) = spanned.get_ref().filter_tools_above {
+                agent.filter_tools_above = above as usize;
             }
         }
 

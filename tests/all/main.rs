@@ -20,4 +20,5 @@ mod manifests;
 mod model_fit;
 mod recovery;
 mod search;
+mod tool_filter;
 mod workflows;

@@ -362,13 +362,13 @@ fn the_agent_example_runs_against_the_fake_model_server() {
         "the script's search and the model's read"
     );
 
-    // With `calls: true` the script also gets the calls the model made.
+    // With `calls: true` the script also gets the calls the model made. A
+    // call of a tool outside the script's list is refused, not run.
     let server = ModelServer::start(vec![
-        ollama::reply(vec![ollama::calls(&[(
-            "c1",
-            "read_file",
-            json!({"path": "notes/todo.md"}),
-        )])]),
+        ollama::reply(vec![ollama::calls(&[
+            ("c0", "list_directory", json!({"path": "."})),
+            ("c1", "read_file", json!({"path": "notes/todo.md"})),
+        ])]),
         ollama::answer("Buy milk."),
     ]);
     ws.write("toolcell.toml", &model_config(&server, ""));
@@ -380,7 +380,15 @@ fn the_agent_example_runs_against_the_fake_model_server() {
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(
         run.json()["result"],
-        json!({"answer": "Buy milk.", "calls": [{"name": "read_file", "arguments": {"path": "notes/todo.md"}}]})
+        json!({"answer": "Buy milk.", "calls": [
+            {"name": "list_directory", "arguments": {"path": "."}},
+            {"name": "read_file", "arguments": {"path": "notes/todo.md"}},
+        ]})
+    );
+    let refused = &crate::agent::tool_results(&server.requests()[1])[0].2;
+    assert!(
+        refused.contains("`list_directory` is not one of this agent's tools; they are: read_file"),
+        "{refused}"
     );
     ws.write("bad.rhai", "agent(\"x\", #{tools: [\"rm_rf\"]})\n");
     let run = ws.run(&["run", "bad.rhai"]);

@@ -11,6 +11,7 @@
 //! the user stopping the run, ends a run early.
 
 pub mod context;
+pub mod filter;
 pub mod fit;
 pub mod hermes;
 pub mod prompt;
@@ -26,7 +27,10 @@ use crate::llm::recover;
 use crate::llm::{
     ChatProvider, ChatRequest, Finish, LlmError, Message, StreamEvent, ToolCall, ToolSpec, Turn,
 };
+use filter::{MAX_MATCHED, MORE_TOOLS, ToolIndex};
 use repeat::RepeatGuard;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
 use view::{AgentView, CallStatus};
@@ -45,6 +49,8 @@ pub struct AgentSettings {
     pub num_ctx: u32,
     /// Retries of a failed model request.
     pub max_retries: u32,
+    /// With more tools than this, offer each task only the relevant ones.
+    pub filter_tools_above: usize,
 }
 
 /// How a task ended.
@@ -67,8 +73,17 @@ pub struct Agent<'a> {
     approver: &'a dyn Approver,
     recording: Option<Recording<'a>>,
     settings: AgentSettings,
+    /// Every tool this agent may call.
+    available: Vec<ToolSpec>,
+    /// Whether `available` is a list given by the caller, not every tool.
+    restricted: bool,
+    /// The tools offered now: `available`, or its relevant part.
     tools: Vec<ToolSpec>,
     tools_bytes: usize,
+    /// Set when there are too many tools to offer them all.
+    filter: Option<ToolIndex>,
+    /// Tools used or asked for in this run: they stay offered.
+    kept: BTreeSet<String>,
     messages: Vec<Message>,
     repeat: RepeatGuard,
     /// Tool calls in the text format (Hermes) instead of native ones.
@@ -100,10 +115,19 @@ impl<'a> Agent<'a> {
         settings: AgentSettings,
         only: Option<&[String]>,
     ) -> Self {
-        let mut tools = offered_tools(dispatcher);
+        let mut available = offered_tools(dispatcher);
         if let Some(only) = only {
-            tools.retain(|t| only.contains(&t.name));
+            available.retain(|t| only.contains(&t.name));
         }
+        let definitions = filter::definition_tokens(&available);
+        let filter = (available.len() > settings.filter_tools_above
+            || definitions > settings.num_ctx as usize / 4)
+            .then(|| ToolIndex::new(&available));
+        let tools = if filter.is_some() {
+            vec![filter::more_tools_spec()]
+        } else {
+            available.clone()
+        };
         let system_base = prompt::system_prompt(dispatcher.config(), &tools);
         let system = Message::system(system_base.clone());
         let mut agent = Self {
@@ -112,8 +136,12 @@ impl<'a> Agent<'a> {
             approver,
             recording,
             settings,
+            available,
+            restricted: only.is_some(),
             tools_bytes: context::tools_bytes(&tools),
             tools,
+            filter,
+            kept: BTreeSet::new(),
             messages: Vec::new(),
             repeat: RepeatGuard::default(),
             text_tools: false,
@@ -153,6 +181,9 @@ impl<'a> Agent<'a> {
         view: &mut dyn AgentView,
         cancel: &CancellationToken,
     ) -> Outcome {
+        if self.filter.is_some() {
+            self.offer_for(task, view);
+        }
         self.push(Message::user(task));
         for _ in 0..self.settings.max_rounds {
             let dropped =
@@ -196,10 +227,116 @@ impl<'a> Agent<'a> {
     /// support tools.
     pub fn use_text_tools(&mut self) {
         self.text_tools = true;
-        let prompt = format!("{}{}", self.system_base, hermes::tools_prompt(&self.tools));
+        self.refresh_system_prompt();
+    }
+
+    /// The system prompt for the tools offered now.
+    fn refresh_system_prompt(&mut self) {
+        self.system_base = prompt::system_prompt(self.dispatcher.config(), &self.tools);
+        let prompt = if self.text_tools {
+            format!("{}{}", self.system_base, hermes::tools_prompt(&self.tools))
+        } else {
+            self.system_base.clone()
+        };
         if let Some(first) = self.messages.first_mut() {
             *first = Message::system(prompt);
         }
+    }
+
+    /// Offers the tools relevant to `task`, and those kept from earlier in
+    /// the run, and says what that saves.
+    fn offer_for(&mut self, task: &str, view: &mut dyn AgentView) {
+        let Some(index) = &self.filter else { return };
+        let matched: Vec<String> = index
+            .relevant(task, MAX_MATCHED)
+            .into_iter()
+            .map(|i| self.available[i].name.clone())
+            .collect();
+        let mut wanted = self.kept.clone();
+        wanted.extend(matched);
+        self.set_offered(wanted);
+        let all = filter::definition_tokens(&self.available);
+        view.notice(&format!(
+            "offering {} of {} tools for this task (about {} instead of {all} tokens of tool definitions); the model can ask for others with {MORE_TOOLS}",
+            self.tools.len() - 1,
+            self.available.len(),
+            filter::definition_tokens(&self.tools),
+        ));
+    }
+
+    /// Offers `names` too, from the next request on.
+    fn offer(&mut self, names: impl IntoIterator<Item = String>) {
+        if self.filter.is_none() {
+            return;
+        }
+        let mut wanted: BTreeSet<String> = self.tools.iter().map(|t| t.name.clone()).collect();
+        wanted.extend(names);
+        self.set_offered(wanted);
+    }
+
+    /// Offers the tools named in `wanted` (in their registry order) and
+    /// `more_tools`.
+    fn set_offered(&mut self, wanted: BTreeSet<String>) {
+        self.tools = self
+            .available
+            .iter()
+            .filter(|t| wanted.contains(&t.name))
+            .cloned()
+            .collect();
+        self.tools.push(filter::more_tools_spec());
+        self.tools_bytes = context::tools_bytes(&self.tools);
+        self.refresh_system_prompt();
+    }
+
+    /// Answers a call of `more_tools`: the tools not offered yet that match
+    /// its query (all of them without one), offered from now on.
+    fn more_tools(&mut self, args: &Value, started: Instant) -> CallResult {
+        let Some(index) = &self.filter else {
+            return CallResult::refused(
+                format!("there is no tool `{MORE_TOOLS}`: every tool is offered already"),
+                "unknown-tool",
+                CallStatus::Failed,
+                started,
+            );
+        };
+        let offered: BTreeSet<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
+        let hidden = |i: &usize| !offered.contains(self.available[*i].name.as_str());
+        let query = args
+            .get("query")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .trim();
+        let mut picked: Vec<usize> = if query.is_empty() {
+            Vec::new()
+        } else {
+            index
+                .rank(query)
+                .into_iter()
+                .map(|(i, _)| i)
+                .filter(hidden)
+                .take(MAX_MATCHED)
+                .collect()
+        };
+        if picked.is_empty() {
+            picked = (0..self.available.len()).filter(hidden).collect();
+        }
+        let found: Vec<Value> = picked
+            .iter()
+            .map(|&i| json!({"name": self.available[i].name, "description": self.available[i].description}))
+            .collect();
+        let names: Vec<String> = picked
+            .iter()
+            .map(|&i| self.available[i].name.clone())
+            .collect();
+        self.kept.extend(names.iter().cloned());
+        self.offer(names);
+        CallResult::answered_by_host(
+            json!({
+                "offered_now": found,
+                "note": if found.is_empty() { "every tool is offered already" } else { "these tools can be called from now on" },
+            }),
+            started,
+        )
     }
 
     /// The calls written in `text` as `<tool_call>` blocks; a block that is
@@ -380,6 +517,29 @@ impl<'a> Agent<'a> {
         let started = Instant::now();
         let refused =
             |message: String, kind| CallResult::refused(message, kind, CallStatus::Failed, started);
+        if call.name == MORE_TOOLS && self.filter.is_some() {
+            let args = recover::parse_lenient(&call.arguments)
+                .map(|(v, _)| v)
+                .unwrap_or(Value::Null);
+            return self.more_tools(&args, started);
+        }
+        if !call.name.is_empty() && !self.tools.iter().any(|t| t.name == call.name) {
+            if self.available.iter().any(|t| t.name == call.name) {
+                // A tool left out by the filter: the model knows it anyway.
+                self.kept.insert(call.name.clone());
+                self.offer([call.name.clone()]);
+            } else if self.restricted {
+                let names: Vec<&str> = self.available.iter().map(|t| t.name.as_str()).collect();
+                return refused(
+                    format!(
+                        "`{}` is not one of this agent's tools; they are: {}",
+                        call.name,
+                        names.join(", ")
+                    ),
+                    "unknown-tool",
+                );
+            }
+        }
         if call.name.is_empty() {
             return refused(
                 format!(
@@ -418,6 +578,7 @@ impl<'a> Agent<'a> {
         if let Some(message) = self.repeat.check(&call.name, &args) {
             return refused(message, "repeated");
         }
+        self.kept.insert(call.name.clone());
         runner.run(call, &args, view, cancel).await
     }
 }

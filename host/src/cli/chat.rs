@@ -91,6 +91,7 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
             .unwrap_or(dispatcher.config().agent.max_rounds),
         num_ctx: model.num_ctx,
         max_retries: model.max_retries,
+        filter_tools_above: dispatcher.config().agent.filter_tools_above,
     };
     let title = args
         .prompt

@@ -262,6 +262,7 @@ impl HostContext {
             max_rounds,
             num_ctx: model.num_ctx,
             max_retries: model.max_retries,
+            filter_tools_above: self.dispatcher.config().agent.filter_tools_above,
         };
         let mut agent = Agent::with_tools(
             &self.dispatcher,
