@@ -11,7 +11,9 @@
 //!    HTTP, stream parse), and a round in which the model calls the no-op
 //!    tool once (plus schema validation, policy, the call in its cell and
 //!    the second request). The no-op call alone is measured in the same run
-//!    to separate the loop's overhead from the sandbox's.
+//!    to separate the loop's overhead from the sandbox's. Run twice: with
+//!    every tool offered, and with tool filtering (each fresh agent then
+//!    also builds its tool index, and offers fewer definitions).
 //!
 //! Rounds are interleaved; medians of per-round percentiles are reported.
 
@@ -46,7 +48,8 @@ const REPEATS: usize = 5;
 
 fn main() {
     parsing();
-    agent_rounds();
+    agent_rounds(usize::MAX, "all offered");
+    agent_rounds(0, "filtered");
 }
 
 fn ndjson_body() -> Vec<u8> {
@@ -154,7 +157,7 @@ fn workspace() -> (tempfile::TempDir, WorkspaceConfig, Registry) {
     (dir, config, registry)
 }
 
-fn agent_rounds() {
+fn agent_rounds(filter_tools_above: usize, label: &str) {
     let (_dir, config, registry) = workspace();
     let cache = tempfile::tempdir().unwrap();
     let dispatcher = Dispatcher::new(
@@ -193,7 +196,7 @@ fn agent_rounds() {
         max_rounds: 10,
         num_ctx: 8192,
         max_retries: 0,
-        filter_tools_above: toolcell::agent::filter::DEFAULT_FILTER_TOOLS_ABOVE,
+        filter_tools_above,
     };
     let cancel = CancellationToken::new();
     let mut answer_p50 = Vec::new();
@@ -289,7 +292,7 @@ fn agent_rounds() {
         median(raw_p50),
     );
     println!(
-        "agent round against an instant fake Ollama server, 20 tools (p50, median of {REPEATS}):"
+        "agent round against an instant fake Ollama server, 20 tools, {label} (p50, median of {REPEATS}):"
     );
     println!(
         "  plain HTTP exchange, no host (baseline) {:>6.0} µs",

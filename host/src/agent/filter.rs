@@ -93,13 +93,24 @@ pub struct ToolIndex {
 impl ToolIndex {
     pub fn new(tools: &[ToolSpec]) -> Self {
         let stemmer = Stemmer::create(Algorithm::English);
+        // Tool definitions repeat their words ("file", "path", "workspace"):
+        // each is stemmed once.
+        let mut stems: HashMap<String, String> = HashMap::new();
         let docs: Vec<(HashMap<String, f64>, f64)> = tools
             .iter()
             .map(|tool| {
-                let mut terms = HashMap::new();
+                let mut terms: HashMap<String, f64> = HashMap::new();
                 let mut add = |text: &str, weight: f64| {
-                    for term in terms_of(&stemmer, text) {
-                        *terms.entry(term).or_insert(0.0) += weight;
+                    for word in words(text) {
+                        let term = stems
+                            .entry(word)
+                            .or_insert_with_key(|w| stemmer.stem(w).into_owned());
+                        match terms.get_mut(term.as_str()) {
+                            Some(tf) => *tf += weight,
+                            None => {
+                                terms.insert(term.clone(), weight);
+                            }
+                        }
                     }
                 };
                 add(&tool.name, NAME_WEIGHT);
