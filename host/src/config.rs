@@ -31,6 +31,7 @@ use crate::limits;
 use crate::llm::ModelSettings;
 use crate::llm::settings::RawModelSettings;
 use crate::manifest::{is_env_name, line_col};
+use crate::schedule::config::{DaemonConfig, RawDaemonConfig, RawSchedule, ScheduleConfig};
 use crate::workflow::limits::{RawWorkflowConfig, WorkflowConfig};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
@@ -114,6 +115,10 @@ pub struct WorkspaceConfig {
     pub agent: AgentConfig,
     /// `[workflow]`: limits and environment of workflow scripts.
     pub workflow: WorkflowConfig,
+    /// `[[schedule]]`: workflows the daemon runs at cron times.
+    pub schedules: Vec<ScheduleConfig>,
+    /// `[daemon]`: how the daemon stops and what it keeps.
+    pub daemon: DaemonConfig,
 }
 
 /// `[agent]`: how the agent loop works.
@@ -156,6 +161,9 @@ struct RawConfig {
     model: Option<Spanned<RawModelSettings>>,
     agent: Option<Spanned<RawAgentConfig>>,
     workflow: Option<Spanned<RawWorkflowConfig>>,
+    #[serde(default)]
+    schedule: Vec<Spanned<RawSchedule>>,
+    daemon: Option<Spanned<RawDaemonConfig>>,
 }
 
 #[derive(Deserialize)]
@@ -216,6 +224,8 @@ impl WorkspaceConfig {
             model: ModelSettings::default(),
             agent: AgentConfig::default(),
             workflow: WorkflowConfig::default(),
+            schedules: Vec::new(),
+            daemon: DaemonConfig::default(),
         })
     }
 
@@ -370,6 +380,27 @@ impl WorkspaceConfig {
             }
         };
 
+        let mut schedules: Vec<ScheduleConfig> = Vec::new();
+        for spanned in raw.schedule {
+            let at = where_(spanned.span());
+            let schedule = ScheduleConfig::from_raw(spanned.into_inner(), &at, &workspace)
+                .map_err(anyhow::Error::msg)?;
+            if schedules.iter().any(|s| s.name == schedule.name) {
+                bail!(
+                    "invalid config {at}: two schedules are named `{}`\n  fix: give one of them another `name`",
+                    schedule.name
+                );
+            }
+            schedules.push(schedule);
+        }
+        let daemon = match raw.daemon {
+            None => DaemonConfig::default(),
+            Some(spanned) => {
+                let at = where_(spanned.span());
+                DaemonConfig::from_raw(spanned.into_inner(), &at).map_err(anyhow::Error::msg)?
+            }
+        };
+
         Ok(Self {
             file: Some(file.to_path_buf()),
             workspace,
@@ -378,6 +409,8 @@ impl WorkspaceConfig {
             model,
             agent,
             workflow,
+            schedules,
+            daemon,
         })
     }
 

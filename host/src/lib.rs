@@ -21,6 +21,7 @@ pub mod locations;
 pub mod manifest;
 pub mod registry;
 pub mod sandbox;
+pub mod schedule;
 pub mod store;
 pub mod text;
 pub mod workflow;

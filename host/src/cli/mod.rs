@@ -13,10 +13,12 @@
 //! - 130: the user stopped the run (Ctrl-C).
 
 mod chat;
+mod daemon;
 mod interrupts;
 mod models;
 mod run;
 mod runs;
+mod schedule;
 mod tools;
 mod undo;
 mod view;
@@ -82,6 +84,11 @@ enum Command {
         /// The workflow script.
         file: PathBuf,
     },
+    /// Workflows run at cron times: list them, run one now, install the daemon as a service.
+    #[command(subcommand)]
+    Schedule(schedule::ScheduleCommand),
+    /// Run the workspace's schedules in the foreground (until SIGTERM or Ctrl-C).
+    Daemon(daemon::DaemonArgs),
     /// Restore what a run's file changes replaced (refused if those files changed since).
     Undo {
         /// The run's id (`toolcell runs list`).
@@ -105,6 +112,8 @@ pub fn main() -> i32 {
         Command::Models(args) => models::run(&cli.config, args),
         Command::Runs(command) => runs::run(&cli.config, command),
         Command::Undo { run } => undo::run(&cli.config, run),
+        Command::Schedule(command) => schedule::run(&cli.config, command),
+        Command::Daemon(args) => daemon::run(&cli.config, args),
         Command::Run(args) => run::run(&cli.config, args),
         Command::Check { file } => run::check(&cli.config, file),
     };

@@ -4,10 +4,10 @@
 use super::interrupts::Interrupts;
 use super::{EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, load_workspace, open_dispatcher, print_out};
 use crate::approval::StandingApprovals;
-use crate::store::{RunStatus, Store};
-use crate::workflow::host_api::HostContext;
+use crate::store::Store;
+use crate::workflow::launch::Launch;
 use crate::workflow::{Failure, Workflow};
-use anyhow::{Result, anyhow};
+use anyhow::Result;
 use clap::Args;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -69,19 +69,17 @@ pub fn run(config: &Option<PathBuf>, args: RunArgs) -> Result<i32> {
         .enable_all()
         .build()?;
     let json_output = args.json;
-    let result = runtime.block_on(async {
+    let (_, result) = runtime.block_on(async {
         let interrupts = Interrupts::start();
-        let host = Arc::new(HostContext {
-            env_allowed: dispatcher.config().workflow.env.iter().cloned().collect(),
-            max_rounds: dispatcher.config().agent.max_rounds,
+        let launch = Launch {
             dispatcher: dispatcher.clone(),
-            approver,
-            store: Some(store.clone()),
+            store: store.clone(),
             run,
-            runtime: tokio::runtime::Handle::current(),
-            cancel: interrupts.token(),
+            approver,
             model,
             args: args.args.into_iter().collect::<BTreeMap<_, _>>(),
+            limits,
+            cancel: interrupts.token(),
             output: Box::new(move |level, text| {
                 if level == "print" && !json_output {
                     println!("{text}");
@@ -91,23 +89,14 @@ pub fn run(config: &Option<PathBuf>, args: RunArgs) -> Result<i32> {
                     eprintln!("[{level}] {text}");
                 }
             }),
-            calls: Default::default(),
-        });
-        let limits = limits.clone();
-        tokio::task::spawn_blocking(move || workflow.run(host, &limits)).await
+        };
+        launch.run(workflow).await
     });
-    let result = result.map_err(|e| anyhow!("the workflow thread failed: {e}"))?;
-    let (status, code) = match &result {
-        Ok(_) => (RunStatus::Succeeded, EXIT_OK),
-        Err(Failure::Cancelled) => (RunStatus::Cancelled, EXIT_INTERRUPTED),
-        Err(Failure::TimedOut { .. }) => (RunStatus::TimedOut, EXIT_ERROR),
-        Err(_) => (RunStatus::Failed, EXIT_ERROR),
+    let code = match &result {
+        Ok(_) => EXIT_OK,
+        Err(Failure::Cancelled) => EXIT_INTERRUPTED,
+        Err(_) => EXIT_ERROR,
     };
-    let (answer, error) = match &result {
-        Ok(value) => (Some(value.to_string()), None),
-        Err(failure) => (None, Some(failure.to_string())),
-    };
-    store.finish_run(run, status, answer.as_deref(), error.as_deref())?;
     match result {
         Ok(value) if json_output => print_out(&serde_json::to_string_pretty(
             &json!({"ok": true, "result": value, "run": run}),

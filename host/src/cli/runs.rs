@@ -16,9 +16,13 @@ pub enum RunsCommand {
         /// How many.
         #[arg(long, default_value_t = DEFAULT_LIST_LIMIT)]
         limit: usize,
-        /// Only runs with this status (running, succeeded, incomplete, failed, cancelled, interrupted).
+        /// Only runs with this status (running, succeeded, incomplete, failed, cancelled,
+        /// interrupted, timed-out, skipped).
         #[arg(long)]
         status: Option<String>,
+        /// Only runs of this schedule.
+        #[arg(long, value_name = "NAME")]
+        schedule: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -39,9 +43,10 @@ pub fn run(config: &Option<PathBuf>, command: RunsCommand) -> Result<i32> {
         RunsCommand::List {
             limit,
             status,
+            schedule,
             json,
         } => {
-            let runs = store.list_runs(limit, status.as_deref())?;
+            let runs = store.list_runs(limit, status.as_deref(), schedule.as_deref())?;
             if json {
                 print_out(&serde_json::to_string_pretty(&runs)?)?;
             } else if runs.is_empty() {
@@ -102,12 +107,16 @@ pub(super) fn when(ms: i64) -> String {
 }
 
 fn summary_line(run: &RunSummary) -> String {
+    let kind = match (&run.schedule, &run.trigger) {
+        (Some(schedule), Some(trigger)) => format!("{schedule} ({trigger})"),
+        _ => run.kind.clone(),
+    };
     format!(
-        "{:>5}  {}  {:<11}  {:<5}  {:>2} calls  {}",
+        "{:>5}  {}  {:<11}  {:<8}  {:>2} calls  {}",
         run.id,
         when(run.started_at),
         run.status,
-        run.kind,
+        kind,
         run.tool_calls,
         crate::text::one_line(&run.title, 60)
     )
@@ -127,6 +136,14 @@ fn render(detail: &RunDetail) -> String {
         run.model.as_deref().unwrap_or("-"),
         run.title
     );
+    if let (Some(schedule), Some(trigger)) = (&run.schedule, &run.trigger) {
+        text.push_str(&format!(
+            "schedule {schedule} ({trigger}{})\n",
+            run.scheduled_at
+                .map(|at| format!(", for {}", when(at)))
+                .unwrap_or_default()
+        ));
+    }
     if let Some(error) = &run.error {
         text.push_str(&format!("error {error}\n"));
     }

@@ -8,9 +8,11 @@
 //! crash, a kill): they are marked `interrupted` and never replayed.
 
 mod models;
+mod schedules;
 mod schema;
 
 pub use models::{KnownBy, KnownModel};
+pub use schedules::Trigger;
 
 use crate::llm::Message;
 use anyhow::{Context, Result};
@@ -47,6 +49,8 @@ pub enum RunStatus {
     Interrupted,
     /// Stopped by its wall-clock limit.
     TimedOut,
+    /// Not started: the schedule's previous run was still running.
+    Skipped,
 }
 
 impl RunStatus {
@@ -59,6 +63,7 @@ impl RunStatus {
             RunStatus::Cancelled => "cancelled",
             RunStatus::Interrupted => "interrupted",
             RunStatus::TimedOut => "timed-out",
+            RunStatus::Skipped => "skipped",
         }
     }
 }
@@ -77,6 +82,14 @@ pub struct RunSummary {
     pub answer: Option<String>,
     pub error: Option<String>,
     pub tool_calls: i64,
+    /// For a scheduled run: its schedule, what started it (schedule, manual,
+    /// catch-up, retry) and the fire time it was for (unix ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scheduled_at: Option<i64>,
 }
 
 /// One tool call, as recorded.
@@ -326,14 +339,21 @@ impl Store {
         Ok(())
     }
 
-    /// The latest runs, newest first.
-    pub fn list_runs(&self, limit: usize, status: Option<&str>) -> Result<Vec<RunSummary>> {
+    /// The latest runs, newest first; only those with `status`, and of
+    /// `schedule`, when given.
+    pub fn list_runs(
+        &self,
+        limit: usize,
+        status: Option<&str>,
+        schedule: Option<&str>,
+    ) -> Result<Vec<RunSummary>> {
         let conn = self.conn();
         let mut query = conn.prepare(&format!(
-            "{SUMMARY_SELECT} WHERE (?2 IS NULL OR r.status = ?2) ORDER BY r.id DESC LIMIT ?1"
+            "{SUMMARY_SELECT} WHERE (?2 IS NULL OR r.status = ?2) AND (?3 IS NULL OR r.schedule = ?3)
+             ORDER BY r.id DESC LIMIT ?1"
         ))?;
         let rows = query
-            .query_map(params![limit as i64, status], summary_from_row)?
+            .query_map(params![limit as i64, status, schedule], summary_from_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(rows)
     }
@@ -408,7 +428,8 @@ impl Store {
 
 const SUMMARY_SELECT: &str =
     "SELECT r.id, r.kind, r.title, r.model, r.status, r.started_at, r.ended_at, r.answer, r.error,
-    (SELECT COUNT(*) FROM tool_calls t WHERE t.run_id = r.id) FROM runs r";
+    (SELECT COUNT(*) FROM tool_calls t WHERE t.run_id = r.id), r.schedule, r.trigger, r.scheduled_at
+    FROM runs r";
 
 fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
     Ok(RunSummary {
@@ -422,6 +443,9 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
         answer: row.get(7)?,
         error: row.get(8)?,
         tool_calls: row.get(9)?,
+        schedule: row.get(10)?,
+        trigger: row.get(11)?,
+        scheduled_at: row.get(12)?,
     })
 }
 
@@ -464,7 +488,7 @@ mod tests {
             .unwrap();
         drop(store);
         let store = Store::open(dir.path()).unwrap();
-        let runs = store.list_runs(10, None).unwrap();
+        let runs = store.list_runs(10, None, None).unwrap();
         let status = |id| runs.iter().find(|r| r.id == id).unwrap().status.clone();
         assert_eq!(status(live), "running");
         assert_eq!(status(dead), "interrupted");

@@ -85,6 +85,16 @@ CREATE TABLE models (
     PRIMARY KEY (server, model)
 );
 "#,
+    r#"
+ALTER TABLE runs ADD COLUMN schedule TEXT;           -- the schedule that started it
+ALTER TABLE runs ADD COLUMN trigger TEXT;            -- schedule | manual | catch-up | retry
+ALTER TABLE runs ADD COLUMN scheduled_at INTEGER;    -- unix ms: the fire time it was for
+CREATE INDEX runs_by_schedule ON runs(schedule, id);
+CREATE TABLE schedule_state (
+    name      TEXT PRIMARY KEY,
+    last_fire INTEGER NOT NULL                       -- unix ms: the latest fire time handled
+);
+"#,
 ];
 
 /// Brings the schema up to date. Each step re-reads the version inside an

@@ -17,6 +17,7 @@
 
 pub mod errors;
 pub mod host_api;
+pub mod launch;
 pub mod limits;
 pub mod modules;
 

@@ -1,0 +1,225 @@
+//! `toolcell schedule list | run NAME | install`: the workspace's schedules,
+//! their next fire times, a run now, and a systemd user unit for the daemon.
+
+use super::{EXIT_ERROR, EXIT_OK, open_dispatcher, print_out};
+use crate::schedule::config::ScheduleConfig;
+use crate::schedule::daemon::unattended_launch;
+use crate::store::{RunStatus, Store, Trigger};
+use crate::workflow::Workflow;
+use anyhow::{Context, Result, bail};
+use clap::Subcommand;
+use serde_json::json;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// Fire times listed per schedule when `--count` is not given.
+const DEFAULT_COUNT: usize = 3;
+
+#[derive(Debug, Subcommand)]
+pub enum ScheduleCommand {
+    /// Each schedule with its next fire times, in its time zone.
+    List {
+        /// How many fire times per schedule.
+        #[arg(long, default_value_t = DEFAULT_COUNT)]
+        count: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run a schedule's workflow now, as the daemon would (recorded as manual).
+    Run {
+        /// The schedule's name.
+        name: String,
+    },
+    /// Write a systemd user unit that runs the daemon for this workspace.
+    Install,
+}
+
+pub fn run(config: &Option<PathBuf>, command: ScheduleCommand) -> Result<i32> {
+    let dispatcher = open_dispatcher(config)?;
+    match command {
+        ScheduleCommand::List { count, json } => list(&dispatcher.config().schedules, count, json),
+        ScheduleCommand::Run { name } => run_now(dispatcher, &name),
+        ScheduleCommand::Install => install(dispatcher.config()),
+    }
+}
+
+fn list(schedules: &[ScheduleConfig], count: usize, json: bool) -> Result<i32> {
+    let now = jiff::Timestamp::now();
+    let next = |s: &ScheduleConfig| -> Vec<String> {
+        let mut times = Vec::new();
+        let mut cursor = now;
+        while times.len() < count {
+            let Some(at) = s.cron.next_after(cursor) else {
+                break;
+            };
+            times.push(
+                at.to_zoned(s.cron.zone().clone())
+                    .strftime("%Y-%m-%d %H:%M:%S %Z")
+                    .to_string(),
+            );
+            cursor = at;
+        }
+        times
+    };
+    if json {
+        let list: Vec<_> = schedules
+            .iter()
+            .map(|s| {
+                json!({
+                    "name": s.name, "workflow": s.workflow_display, "cron": s.cron.expression(),
+                    "timezone": s.cron.zone_name(), "enabled": s.enabled, "next": next(s),
+                })
+            })
+            .collect();
+        print_out(&serde_json::to_string_pretty(&list)?)?;
+    } else if schedules.is_empty() {
+        print_out("no schedules: add [[schedule]] entries to toolcell.toml (see the README)")?;
+    } else {
+        for s in schedules {
+            print_out(&format!(
+                "{}{}  {}  `{}` in {}",
+                s.name,
+                if s.enabled { "" } else { " (disabled)" },
+                s.workflow_display,
+                s.cron.expression(),
+                s.cron.zone_name()
+            ))?;
+            for at in next(s) {
+                print_out(&format!("    {at}"))?;
+            }
+        }
+    }
+    Ok(EXIT_OK)
+}
+
+fn run_now(dispatcher: crate::dispatch::Dispatcher, name: &str) -> Result<i32> {
+    let Some(schedule) = dispatcher
+        .config()
+        .schedules
+        .iter()
+        .find(|s| s.name == name)
+        .cloned()
+    else {
+        let names: Vec<&str> = dispatcher
+            .config()
+            .schedules
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        bail!(
+            "there is no schedule `{name}`\n  fix: the schedules are: {}",
+            if names.is_empty() {
+                "(none)".to_string()
+            } else {
+                names.join(", ")
+            }
+        );
+    };
+    let workflow = Workflow::load(&schedule.workflow)?;
+    let config = dispatcher.config().clone();
+    let dispatcher = Arc::new(dispatcher);
+    let store = Arc::new(Store::open(&config.state_dir())?);
+    let run = store.start_scheduled_run(
+        name,
+        &schedule.workflow_display,
+        Trigger::Manual,
+        jiff::Timestamp::now().as_millisecond(),
+    )?;
+    let launch = unattended_launch(
+        &dispatcher,
+        &store,
+        &config,
+        &schedule,
+        run,
+        CancellationToken::new(),
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()?;
+    let (status, result) = runtime.block_on(launch.run(workflow));
+    match result {
+        Ok(value) => print_out(&format!("run {run} {}: {value}", status.as_str()))?,
+        Err(failure) => eprintln!("run {run} {}: {failure}", status.as_str()),
+    }
+    Ok(if status == RunStatus::Succeeded {
+        EXIT_OK
+    } else {
+        EXIT_ERROR
+    })
+}
+
+/// Writes `toolcell-<workspace>.service` into the user's systemd folder.
+fn install(config: &crate::config::WorkspaceConfig) -> Result<i32> {
+    let Some(file) = &config.file else {
+        bail!(
+            "no toolcell.toml here or above: the daemon needs a workspace config\n  fix: create toolcell.toml with [[schedule]] entries first"
+        );
+    };
+    let exe = std::env::current_exe().context("cannot find the toolcell binary")?;
+    let units = dirs::config_dir()
+        .context("cannot find the user's config folder (set XDG_CONFIG_HOME)")?
+        .join("systemd/user");
+    std::fs::create_dir_all(&units)
+        .with_context(|| format!("cannot create {}", units.display()))?;
+    let unit = unit_name(&config.workspace);
+    let path = units.join(&unit);
+    let text = format!(
+        "# Written by `toolcell schedule install` for {workspace}\n\
+         [Unit]\n\
+         Description=toolcell schedules for {workspace}\n\
+         After=network-online.target\n\
+         \n\
+         [Service]\n\
+         Type=simple\n\
+         WorkingDirectory={workspace_q}\n\
+         ExecStart={exe} --config {file} daemon\n\
+         Restart=on-failure\n\
+         RestartSec=10\n\
+         # The daemon gives running runs [daemon] grace to finish on SIGTERM.\n\
+         TimeoutStopSec={stop}\n\
+         \n\
+         [Install]\n\
+         WantedBy=default.target\n",
+        workspace = config.workspace.display(),
+        workspace_q = quoted(&config.workspace),
+        exe = quoted(&exe),
+        file = quoted(file),
+        stop = config.daemon.grace.as_secs() + 30,
+    );
+    let temp = path.with_extension("service.tmp");
+    std::fs::write(&temp, text).with_context(|| format!("cannot write {}", temp.display()))?;
+    std::fs::rename(&temp, &path).with_context(|| format!("cannot write {}", path.display()))?;
+    print_out(&format!(
+        "wrote {}\nenable it with:\n  systemctl --user daemon-reload\n  systemctl --user enable --now {unit}\nto keep it running while you are logged out:\n  loginctl enable-linger \"$USER\"\nits log:\n  journalctl --user -u {unit} -f",
+        path.display()
+    ))?;
+    Ok(EXIT_OK)
+}
+
+/// `toolcell-<folder>-<hash>.service`: readable, and unique per workspace.
+fn unit_name(workspace: &Path) -> String {
+    use sha2::{Digest, Sha256};
+    let folder: String = workspace
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("workspace")
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let hash = hex::encode(&Sha256::digest(workspace.as_os_str().as_encoded_bytes())[..4]);
+    format!("toolcell-{folder}-{hash}.service")
+}
+
+/// A path as one systemd word: in double quotes, with `\` and `"` escaped.
+fn quoted(path: &Path) -> String {
+    let text = path.display().to_string();
+    format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}

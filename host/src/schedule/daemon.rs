@@ -1,0 +1,752 @@
+//! `toolcell daemon`: runs the workspace's schedules in the foreground.
+//!
+//! The loop sleeps until the nearest fire time (nothing runs in between
+//! but a check of the config file's modification time every few seconds),
+//! then for each schedule handles the fire times that came:
+//! - one on time: a run, unless the previous run still runs (`overlap`:
+//!   skip records a skipped run, queue starts it when the previous ends,
+//!   allow starts it beside it);
+//! - older ones, missed while the daemon was down or the machine slept:
+//!   with `catch_up = "latest"` one catch-up run for the latest, else none.
+//!
+//! The latest fire time handled is kept per schedule in the store, so a
+//! restart neither replays nor forgets. A run cut off by a crash is marked
+//! interrupted on the next start and never replayed. A failed or timed-out
+//! run that changed nothing is retried after a backoff, up to `retries`.
+//!
+//! The config is reloaded when its file changes; an invalid one is logged
+//! and the previous one kept. On SIGTERM or SIGINT no new run starts, the
+//! running ones get `[daemon] grace` to finish, then are stopped and
+//! recorded as interrupted. One daemon per workspace: a lock file in the
+//! state folder.
+
+use super::clock::Clock;
+use super::config::{CatchUp, Overlap, ScheduleConfig};
+use crate::approval::StandingApprovals;
+use crate::config::WorkspaceConfig;
+use crate::dispatch::Dispatcher;
+use crate::registry::Registry;
+use crate::sandbox::SandboxOptions;
+use crate::store::{RunId, RunStatus, Store, Trigger};
+use crate::workflow::Workflow;
+use crate::workflow::launch::Launch;
+use anyhow::{Context, Result, bail};
+use jiff::{SignedDuration, Timestamp};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+/// A fire time counts as on time (trigger `schedule`) when the daemon
+/// handles it within this; later, it was missed (the daemon was down or the
+/// machine asleep) and `catch_up` decides.
+pub const ON_TIME: SignedDuration = SignedDuration::from_secs(60);
+
+/// How often the config file is checked for changes: a `stat` every few
+/// seconds costs nothing measurable, and an edit takes effect quickly.
+pub const RELOAD_POLL: Duration = Duration::from_secs(2);
+
+/// The first retry waits this long; each further one twice as long, up to
+/// [`RETRY_MAX`]: long enough for a server to come back, short enough to
+/// finish well before the next fire of most schedules.
+pub const RETRY_FIRST: SignedDuration = SignedDuration::from_secs(30);
+pub const RETRY_MAX: SignedDuration = SignedDuration::from_secs(600);
+
+/// Fires waiting behind a running run (`overlap = "queue"`) at most; more
+/// are recorded as skipped, so a run that hangs cannot pile up work.
+pub const QUEUE_LIMIT: usize = 8;
+
+/// Old runs are pruned at start and then this often.
+const PRUNE_EVERY: SignedDuration = SignedDuration::from_hours(24);
+
+/// Fire times looked at per schedule and wake-up at most: a `* * * * * *`
+/// schedule after a week's downtime would otherwise list 600,000.
+const MAX_FIRES_SCANNED: usize = 10_000;
+
+/// The lock file that keeps a second daemon off a workspace.
+pub const LOCK_FILE: &str = "daemon.lock";
+
+/// How a daemon is run.
+pub struct DaemonOptions {
+    /// Log lines as JSON objects instead of text.
+    pub json_logs: bool,
+    /// How often the config file is checked for changes.
+    pub reload_poll: Duration,
+    /// Where log lines go.
+    pub log: Arc<dyn Fn(&str) + Send + Sync>,
+    pub sandbox: SandboxOptions,
+    /// Where user-installed tools live.
+    pub user_tools: Option<PathBuf>,
+}
+
+/// What the daemon keeps per schedule.
+struct Slot {
+    config: ScheduleConfig,
+    /// The latest fire time handled.
+    handled: Timestamp,
+    running: Vec<(RunId, CancellationToken)>,
+    queue: VecDeque<Fire>,
+}
+
+/// One run to start: for which fire time, why, and which attempt.
+#[derive(Debug, Clone, Copy)]
+struct Fire {
+    at: Timestamp,
+    trigger: Trigger,
+    attempt: u32,
+}
+
+/// A run that ended.
+struct Finished {
+    schedule: String,
+    run: RunId,
+    status: RunStatus,
+    fire: Fire,
+}
+
+/// Runs the daemon for the workspace of `config_file` until `stop` fires.
+pub async fn run<C: Clock>(
+    config_file: &Path,
+    clock: Arc<C>,
+    stop: CancellationToken,
+    options: DaemonOptions,
+) -> Result<()> {
+    let config = WorkspaceConfig::load(config_file)?;
+    let _lock = DaemonLock::acquire(&config.state_dir())?;
+    let store = Arc::new(Store::open(&config.state_dir())?);
+    let (done_tx, done_rx) = mpsc::unbounded_channel();
+    let mut daemon = Daemon {
+        dispatcher: Arc::new(dispatcher_for(&config, &options)?),
+        config_file: config_file.to_path_buf(),
+        config_mtime: mtime(config_file),
+        config,
+        slots: BTreeMap::new(),
+        retries: Vec::new(),
+        store,
+        clock,
+        options,
+        done_tx,
+        last_prune: None,
+    };
+    daemon.log(
+        "started",
+        None,
+        json!({"schedules": daemon.config.schedules.len(), "pid": std::process::id()}),
+        format!(
+            "daemon started for {} with {} schedule(s)",
+            daemon.config.workspace.display(),
+            daemon.config.schedules.len()
+        ),
+    );
+    daemon.install_schedules();
+    daemon.main_loop(stop, done_rx).await
+}
+
+/// Holds the workspace's daemon lock while alive.
+pub struct DaemonLock {
+    _file: std::fs::File,
+}
+
+impl DaemonLock {
+    /// Takes the lock, or says which process holds it.
+    pub fn acquire(state_dir: &Path) -> Result<Self> {
+        use std::io::{Read, Seek, Write};
+        use std::os::fd::AsRawFd;
+        std::fs::create_dir_all(state_dir)
+            .with_context(|| format!("cannot create {}", state_dir.display()))?;
+        let path = state_dir.join(LOCK_FILE);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("cannot open the lock file {}", path.display()))?;
+        // SAFETY: flock on a file descriptor we own; no memory is shared.
+        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        if !locked {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            bail!(
+                "another toolcell daemon (pid {}) is running for this workspace\n  fix: stop it first, or run this one for another workspace",
+                holder.trim()
+            );
+        }
+        file.set_len(0)?;
+        file.rewind()?;
+        write!(file, "{}", std::process::id())?;
+        Ok(Self { _file: file })
+    }
+}
+
+fn dispatcher_for(config: &WorkspaceConfig, options: &DaemonOptions) -> Result<Dispatcher> {
+    let registry = Registry::load(options.user_tools.as_deref(), &config.workspace_tools_dir());
+    Dispatcher::new(config.clone(), registry, options.sandbox.clone())
+}
+
+fn mtime(file: &Path) -> Option<std::time::SystemTime> {
+    std::fs::metadata(file).and_then(|m| m.modified()).ok()
+}
+
+struct Daemon<C: Clock> {
+    config_file: PathBuf,
+    config_mtime: Option<std::time::SystemTime>,
+    config: WorkspaceConfig,
+    dispatcher: Arc<Dispatcher>,
+    slots: BTreeMap<String, Slot>,
+    /// Retries waiting for their time: `(due, schedule, fire)`.
+    retries: Vec<(Timestamp, String, Fire)>,
+    store: Arc<Store>,
+    clock: Arc<C>,
+    options: DaemonOptions,
+    done_tx: mpsc::UnboundedSender<Finished>,
+    last_prune: Option<Timestamp>,
+}
+
+impl<C: Clock> Daemon<C> {
+    /// Makes a slot for each schedule of the config, keeping the running
+    /// runs and queues of schedules that stay.
+    fn install_schedules(&mut self) {
+        let now = self.clock.now();
+        let mut slots = BTreeMap::new();
+        for schedule in self.config.schedules.clone() {
+            let name = schedule.name.clone();
+            let slot = match self.slots.remove(&name) {
+                Some(mut slot) => {
+                    slot.config = schedule;
+                    slot
+                }
+                None => {
+                    let handled = match self.store.last_fire(&name) {
+                        Ok(Some(ms)) => Timestamp::from_millisecond(ms).unwrap_or(now),
+                        Ok(None) => {
+                            // A new schedule starts from now: nothing to catch up.
+                            self.remember_handled(&name, now);
+                            now
+                        }
+                        Err(e) => {
+                            self.warn(&name, format!("cannot read its last fire time: {e:#}"));
+                            now
+                        }
+                    };
+                    Slot {
+                        config: schedule,
+                        handled,
+                        running: Vec::new(),
+                        queue: VecDeque::new(),
+                    }
+                }
+            };
+            slots.insert(name, slot);
+        }
+        // Schedules removed from the config: their running runs go on (and
+        // are awaited at shutdown), nothing new starts.
+        for (name, slot) in std::mem::take(&mut self.slots) {
+            if !slot.running.is_empty() {
+                let mut slot = slot;
+                slot.config.enabled = false;
+                slot.queue.clear();
+                slots.insert(name, slot);
+            }
+        }
+        self.retries.retain(|(_, name, _)| slots.contains_key(name));
+        self.slots = slots;
+    }
+
+    async fn main_loop(
+        &mut self,
+        stop: CancellationToken,
+        mut done_rx: mpsc::UnboundedReceiver<Finished>,
+    ) -> Result<()> {
+        loop {
+            self.prune_if_due();
+            self.handle_due_fires();
+            self.start_due_retries();
+            let next = self.next_wake();
+            let clock = self.clock.clone();
+            tokio::select! {
+                () = async {
+                    match next {
+                        Some(at) => clock.sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                } => {}
+                () = tokio::time::sleep(self.options.reload_poll) => self.reload_if_changed(),
+                Some(finished) = done_rx.recv() => self.finished(finished),
+                () = stop.cancelled() => break,
+            }
+        }
+        self.shutdown(done_rx).await;
+        Ok(())
+    }
+
+    /// The nearest fire time or retry.
+    fn next_wake(&self) -> Option<Timestamp> {
+        let fires = self
+            .slots
+            .values()
+            .filter(|s| s.config.enabled)
+            .filter_map(|s| s.config.cron.next_after(s.handled));
+        let retries = self.retries.iter().map(|(due, _, _)| *due);
+        fires.chain(retries).min()
+    }
+
+    /// Handles every fire time that has come.
+    fn handle_due_fires(&mut self) {
+        let now = self.clock.now();
+        let names: Vec<String> = self.slots.keys().cloned().collect();
+        for name in names {
+            let slot = &self.slots[&name];
+            if !slot.config.enabled {
+                continue;
+            }
+            let fires = slot
+                .config
+                .cron
+                .fires_between(slot.handled, now, MAX_FIRES_SCANNED);
+            let Some(&latest) = fires.last() else {
+                continue;
+            };
+            let missed = fires.len() - 1;
+            let catch_up = slot.config.catch_up;
+            self.slots.get_mut(&name).unwrap().handled = latest;
+            self.remember_handled(&name, latest);
+            let on_time = now.duration_since(latest) <= ON_TIME;
+            let skipped_fires = if on_time { missed } else { fires.len() };
+            if skipped_fires > 0 {
+                let caught = !on_time && catch_up == CatchUp::Latest;
+                self.log(
+                    "missed",
+                    Some(&name),
+                    json!({"fires": skipped_fires, "catch_up": caught}),
+                    format!(
+                        "missed {skipped_fires} fire time(s) while not running{}",
+                        if caught {
+                            "; catching up the latest"
+                        } else {
+                            ""
+                        }
+                    ),
+                );
+            }
+            let trigger = if on_time {
+                Trigger::Schedule
+            } else if catch_up == CatchUp::Latest {
+                Trigger::CatchUp
+            } else {
+                continue;
+            };
+            self.fire(
+                &name,
+                Fire {
+                    at: latest,
+                    trigger,
+                    attempt: 0,
+                },
+            );
+        }
+    }
+
+    fn start_due_retries(&mut self) {
+        let now = self.clock.now();
+        let (due, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.retries)
+            .into_iter()
+            .partition(|(at, _, _)| *at <= now);
+        self.retries = waiting;
+        for (_, name, fire) in due {
+            self.fire(&name, fire);
+        }
+    }
+
+    /// A fire of `name`: started, queued or skipped as `overlap` says.
+    fn fire(&mut self, name: &str, fire: Fire) {
+        let slot = &self.slots[name];
+        if slot.running.is_empty() {
+            return self.start(name, fire);
+        }
+        let previous = slot.running[0].0;
+        match slot.config.overlap {
+            Overlap::Allow => self.start(name, fire),
+            Overlap::Queue if slot.queue.len() < QUEUE_LIMIT => {
+                self.slots.get_mut(name).unwrap().queue.push_back(fire);
+                self.log(
+                    "queued",
+                    Some(name),
+                    json!({"behind": previous, "for": fire.at.to_string()}),
+                    format!("queued behind run {previous}, still running"),
+                );
+            }
+            overlap => {
+                let why = if overlap == Overlap::Queue {
+                    format!("{QUEUE_LIMIT} fires already wait behind run {previous}")
+                } else {
+                    format!("run {previous} of this schedule was still running")
+                };
+                let title = slot.config.workflow_display.clone();
+                match self.store.record_skipped(
+                    name,
+                    &title,
+                    fire.trigger,
+                    fire.at.as_millisecond(),
+                    &why,
+                ) {
+                    Ok(run) => self.log(
+                        "skipped",
+                        Some(name),
+                        json!({"run": run, "reason": why, "for": fire.at.to_string()}),
+                        format!("run {run} skipped: {why}"),
+                    ),
+                    Err(e) => self.warn(name, format!("cannot record a skipped run: {e:#}")),
+                }
+            }
+        }
+    }
+
+    /// Starts a run of `name` for `fire`.
+    fn start(&mut self, name: &str, fire: Fire) {
+        let config = self.slots[name].config.clone();
+        let run = match self.store.start_scheduled_run(
+            name,
+            &config.workflow_display,
+            fire.trigger,
+            fire.at.as_millisecond(),
+        ) {
+            Ok(run) => run,
+            Err(e) => return self.warn(name, format!("cannot record a run: {e:#}")),
+        };
+        let cancel = CancellationToken::new();
+        self.slots
+            .get_mut(name)
+            .unwrap()
+            .running
+            .push((run, cancel.clone()));
+        self.log(
+            "started",
+            Some(name),
+            json!({"run": run, "trigger": fire.trigger.as_str(), "for": fire.at.to_string(), "attempt": fire.attempt}),
+            format!(
+                "run {run} started ({}{}, for {})",
+                fire.trigger.as_str(),
+                if fire.attempt > 0 {
+                    format!(" {} of {}", fire.attempt, config.retries)
+                } else {
+                    String::new()
+                },
+                local_time(fire.at, &config)
+            ),
+        );
+        let launch = unattended_launch(
+            &self.dispatcher,
+            &self.store,
+            &self.config,
+            &config,
+            run,
+            cancel,
+        );
+        let done = self.done_tx.clone();
+        let store = self.store.clone();
+        let schedule = name.to_string();
+        tokio::spawn(async move {
+            let status = match Workflow::load(&config.workflow) {
+                Ok(workflow) => launch.run(workflow).await.0,
+                Err(e) => {
+                    let error = format!("{e:#}");
+                    let _ = store.finish_run(run, RunStatus::Failed, None, Some(&error));
+                    RunStatus::Failed
+                }
+            };
+            let _ = done.send(Finished {
+                schedule,
+                run,
+                status,
+                fire,
+            });
+        });
+    }
+
+    /// A run ended: log it, retry it if it failed without changing
+    /// anything, start what was queued behind it.
+    fn finished(&mut self, finished: Finished) {
+        let Finished {
+            schedule,
+            run,
+            status,
+            fire,
+        } = finished;
+        let Some(slot) = self.slots.get_mut(&schedule) else {
+            return;
+        };
+        slot.running.retain(|(id, _)| *id != run);
+        let retries = slot.config.retries;
+        let error = self
+            .store
+            .run(run)
+            .ok()
+            .flatten()
+            .and_then(|d| d.summary.error)
+            .unwrap_or_default();
+        self.log(
+            "finished",
+            Some(&schedule),
+            json!({"run": run, "status": status.as_str(), "error": error}),
+            format!(
+                "run {run} {}{}",
+                status.as_str(),
+                if error.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}", crate::text::one_line(&error, 200))
+                }
+            ),
+        );
+        if matches!(status, RunStatus::Failed | RunStatus::TimedOut) && fire.attempt < retries {
+            if self.changed_anything(run) {
+                self.log(
+                    "not-retried",
+                    Some(&schedule),
+                    json!({"run": run}),
+                    format!("run {run} is not retried: it changed something before it failed"),
+                );
+            } else {
+                let attempt = fire.attempt + 1;
+                let wait = retry_wait(attempt);
+                let due = self.clock.now() + wait;
+                self.log(
+                    "retry",
+                    Some(&schedule),
+                    json!({"run": run, "attempt": attempt, "in_s": wait.as_secs()}),
+                    format!(
+                        "run {run} will be retried in {} s ({attempt} of {retries})",
+                        wait.as_secs()
+                    ),
+                );
+                self.retries.push((
+                    due,
+                    schedule.clone(),
+                    Fire {
+                        at: fire.at,
+                        trigger: Trigger::Retry,
+                        attempt,
+                    },
+                ));
+            }
+        }
+        let slot = self.slots.get_mut(&schedule).unwrap();
+        if slot.running.is_empty()
+            && let Some(next) = slot.queue.pop_front()
+        {
+            self.start(&schedule, next);
+        }
+    }
+
+    /// Whether `run` completed a call of a tool that changes things.
+    fn changed_anything(&self, run: RunId) -> bool {
+        let registry = self.dispatcher.registry();
+        match self.store.tools_done(run) {
+            Ok(tools) => tools.iter().any(|tool| {
+                registry
+                    .get(tool)
+                    .is_none_or(|entry| entry.manifest.mutates)
+            }),
+            // Unknown: assume it did, never retry blindly.
+            Err(_) => true,
+        }
+    }
+
+    fn reload_if_changed(&mut self) {
+        let now_mtime = mtime(&self.config_file);
+        if now_mtime == self.config_mtime {
+            return;
+        }
+        self.config_mtime = now_mtime;
+        let loaded = WorkspaceConfig::load(&self.config_file)
+            .and_then(|config| Ok((dispatcher_for(&config, &self.options)?, config)));
+        match loaded {
+            Ok((dispatcher, config)) => {
+                self.dispatcher = Arc::new(dispatcher);
+                self.config = config;
+                self.install_schedules();
+                self.log(
+                    "reloaded",
+                    None,
+                    json!({"schedules": self.config.schedules.len()}),
+                    format!(
+                        "config reloaded: {} schedule(s)",
+                        self.config.schedules.len()
+                    ),
+                );
+            }
+            Err(e) => self.log(
+                "reload-failed",
+                None,
+                json!({"error": format!("{e:#}")}),
+                format!("the changed config is invalid, keeping the previous one: {e:#}"),
+            ),
+        }
+    }
+
+    fn prune_if_due(&mut self) {
+        let now = self.clock.now();
+        if self
+            .last_prune
+            .is_some_and(|at| now.duration_since(at) < PRUNE_EVERY)
+        {
+            return;
+        }
+        self.last_prune = Some(now);
+        let days = self.config.daemon.keep_runs_days;
+        if days == 0 {
+            return;
+        }
+        let before = now - SignedDuration::from_hours(24 * i64::from(days));
+        match self.store.prune_runs(before.as_millisecond()) {
+            Ok(0) => {}
+            Ok(n) => self.log(
+                "pruned",
+                None,
+                json!({"runs": n, "days": days}),
+                format!("pruned {n} run(s) older than {days} days"),
+            ),
+            Err(e) => self.log(
+                "prune-failed",
+                None,
+                json!({"error": format!("{e:#}")}),
+                format!("cannot prune old runs: {e:#}"),
+            ),
+        }
+    }
+
+    /// Stops starting runs, lets the running ones finish within the grace
+    /// period, then stops them and records them as interrupted.
+    async fn shutdown(&mut self, mut done_rx: mpsc::UnboundedReceiver<Finished>) {
+        let running: usize = self.slots.values().map(|s| s.running.len()).sum();
+        self.log(
+            "stopping",
+            None,
+            json!({"running": running, "grace_s": self.config.daemon.grace.as_secs()}),
+            format!(
+                "stopping: {running} run(s) still running get {} s to finish",
+                self.config.daemon.grace.as_secs()
+            ),
+        );
+        let deadline = tokio::time::Instant::now() + self.config.daemon.grace;
+        let mut left = running;
+        let mut stopped = Vec::new();
+        while left > 0 {
+            tokio::select! {
+                Some(finished) = done_rx.recv() => {
+                    left -= 1;
+                    if stopped.contains(&finished.run) {
+                        let _ = self.store.finish_run(
+                            finished.run,
+                            RunStatus::Interrupted,
+                            None,
+                            Some("the daemon stopped before the run finished"),
+                        );
+                        self.log("interrupted", Some(&finished.schedule), json!({"run": finished.run}),
+                            format!("run {} interrupted", finished.run));
+                    } else {
+                        self.log("finished", Some(&finished.schedule),
+                            json!({"run": finished.run, "status": finished.status.as_str()}),
+                            format!("run {} {}", finished.run, finished.status.as_str()));
+                    }
+                }
+                () = tokio::time::sleep_until(deadline), if stopped.is_empty() => {
+                    for slot in self.slots.values() {
+                        for (run, cancel) in &slot.running {
+                            stopped.push(*run);
+                            cancel.cancel();
+                        }
+                    }
+                }
+            }
+        }
+        self.log("stopped", None, json!({}), "daemon stopped".into());
+    }
+
+    fn remember_handled(&self, name: &str, at: Timestamp) {
+        if let Err(e) = self.store.set_last_fire(name, at.as_millisecond()) {
+            self.warn(name, format!("cannot record its last fire time: {e:#}"));
+        }
+    }
+
+    fn warn(&self, schedule: &str, text: String) {
+        self.log(
+            "warning",
+            Some(schedule),
+            json!({"message": text}),
+            text.clone(),
+        );
+    }
+
+    fn log(&self, event: &str, schedule: Option<&str>, mut fields: Value, text: String) {
+        let now = self.clock.now();
+        let line = if self.options.json_logs {
+            fields["at"] = now.to_string().into();
+            fields["event"] = event.into();
+            if let Some(name) = schedule {
+                fields["schedule"] = name.into();
+            }
+            fields.to_string()
+        } else {
+            let at = now
+                .to_zoned(jiff::tz::TimeZone::system())
+                .strftime("%Y-%m-%d %H:%M:%S%.3f");
+            match schedule {
+                Some(name) => format!("{at} [{name}] {text}"),
+                None => format!("{at} {text}"),
+            }
+        };
+        (self.options.log)(&line);
+    }
+}
+
+/// The wait before retry `attempt` (1-based).
+fn retry_wait(attempt: u32) -> Duration {
+    let factor = 1i32 << attempt.saturating_sub(1).min(16);
+    let wait = (RETRY_FIRST * factor).min(RETRY_MAX);
+    Duration::try_from(wait).unwrap_or(Duration::from_secs(30))
+}
+
+/// `at` in the schedule's time zone, for log lines.
+fn local_time(at: Timestamp, schedule: &ScheduleConfig) -> String {
+    at.to_zoned(schedule.cron.zone().clone())
+        .strftime("%Y-%m-%d %H:%M:%S %Z")
+        .to_string()
+}
+
+/// A workflow run of `schedule` with nobody to ask: only the tools in its
+/// `approve` list are approved, other calls needing approval are denied in
+/// band, and its output goes to the run's log only.
+pub fn unattended_launch(
+    dispatcher: &Arc<Dispatcher>,
+    store: &Arc<Store>,
+    config: &WorkspaceConfig,
+    schedule: &ScheduleConfig,
+    run: RunId,
+    cancel: CancellationToken,
+) -> Launch {
+    let mut limits = config.workflow.limits.clone();
+    if let Some(timeout) = schedule.timeout {
+        limits.timeout = timeout;
+    }
+    Launch {
+        dispatcher: dispatcher.clone(),
+        store: store.clone(),
+        run,
+        approver: Arc::new(StandingApprovals {
+            all: false,
+            tools: schedule.approve.iter().cloned().collect(),
+            ask: None,
+            grant_hint: "`approve = [\"{tool}\"]` in this [[schedule]] to allow it",
+        }),
+        model: config.model.clone(),
+        args: schedule.args.clone(),
+        limits,
+        cancel,
+        output: Box::new(|_, _| {}),
+    }
+}
