@@ -44,7 +44,7 @@ impl ManualClock {
 
     /// Moves the clock forward by `by`.
     pub fn advance(&self, by: SignedDuration) {
-        self.now.send_modify(|now| *now = *now + by);
+        self.now.send_modify(|now| *now += by);
     }
 
     /// Sets the clock to `at`.

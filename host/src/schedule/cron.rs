@@ -119,7 +119,7 @@ fn parse_cron(expression: &str) -> Result<Cron, String> {
         .year(Year::Disallowed)
         .build();
     let fields: Vec<&str> = expression.split_whitespace().collect();
-    if !expression.starts_with('@') && !(fields.len() == 5 || fields.len() == 6) {
+    if !(expression.starts_with('@') || fields.len() == 5 || fields.len() == 6) {
         return Err(format!(
             "`{expression}` has {} fields; a cron expression has 5 (minute hour day-of-month month day-of-week) or 6 (seconds first), or is an alias like @daily",
             fields.len()
