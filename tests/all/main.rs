@@ -19,6 +19,7 @@ mod llama;
 mod manifests;
 mod model_fit;
 mod recovery;
+mod schedules;
 mod search;
 mod tool_filter;
 mod workflows;
