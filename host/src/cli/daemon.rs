@@ -29,6 +29,7 @@ pub fn run(config: &Option<PathBuf>, args: DaemonArgs) -> Result<i32> {
             "no toolcell.toml here or above: the daemon runs the [[schedule]] entries of a workspace's config\n  fix: run it in a workspace, or pass --config FILE"
         );
     };
+    crate::schedule::memory::limit_arenas();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -87,6 +87,9 @@ struct Slot {
     config: ScheduleConfig,
     /// The latest fire time handled.
     handled: Timestamp,
+    /// The first fire time after `handled`, kept so that waking up costs
+    /// no cron search.
+    next: Option<Timestamp>,
     running: Vec<(RunId, CancellationToken)>,
     queue: VecDeque<Fire>,
 }
@@ -206,6 +209,14 @@ struct Daemon<C: Clock> {
     last_prune: Option<Timestamp>,
 }
 
+impl Slot {
+    /// Marks the fire times up to `at` handled.
+    fn handled_up_to(&mut self, at: Timestamp) {
+        self.handled = at;
+        self.next = self.config.cron.next_after(at);
+    }
+}
+
 impl<C: Clock> Daemon<C> {
     /// Makes a slot for each schedule of the config, keeping the running
     /// runs and queues of schedules that stay.
@@ -217,6 +228,8 @@ impl<C: Clock> Daemon<C> {
             let slot = match self.slots.remove(&name) {
                 Some(mut slot) => {
                     slot.config = schedule;
+                    let handled = slot.handled;
+                    slot.handled_up_to(handled);
                     slot
                 }
                 None => {
@@ -232,12 +245,15 @@ impl<C: Clock> Daemon<C> {
                             now
                         }
                     };
-                    Slot {
+                    let mut slot = Slot {
                         config: schedule,
                         handled,
+                        next: None,
                         running: Vec::new(),
                         queue: VecDeque::new(),
-                    }
+                    };
+                    slot.handled_up_to(handled);
+                    slot
                 }
             };
             slots.insert(name, slot);
@@ -289,7 +305,7 @@ impl<C: Clock> Daemon<C> {
             .slots
             .values()
             .filter(|s| s.config.enabled)
-            .filter_map(|s| s.config.cron.next_after(s.handled));
+            .filter_map(|s| s.next);
         let retries = self.retries.iter().map(|(due, _, _)| *due);
         fires.chain(retries).min()
     }
@@ -300,7 +316,7 @@ impl<C: Clock> Daemon<C> {
         let names: Vec<String> = self.slots.keys().cloned().collect();
         for name in names {
             let slot = &self.slots[&name];
-            if !slot.config.enabled {
+            if !slot.config.enabled || slot.next.is_none_or(|next| next > now) {
                 continue;
             }
             let fires = slot
@@ -312,7 +328,7 @@ impl<C: Clock> Daemon<C> {
             };
             let missed = fires.len() - 1;
             let catch_up = slot.config.catch_up;
-            self.slots.get_mut(&name).unwrap().handled = latest;
+            self.slots.get_mut(&name).unwrap().handled_up_to(latest);
             self.remember_handled(&name, latest);
             let on_time = now.duration_since(latest) <= ON_TIME;
             let skipped_fires = if on_time { missed } else { fires.len() };
@@ -539,6 +555,9 @@ impl<C: Clock> Daemon<C> {
             && let Some(next) = slot.queue.pop_front()
         {
             self.start(&schedule, next);
+        }
+        if self.slots.values().all(|s| s.running.is_empty()) {
+            super::memory::release_free();
         }
     }
 

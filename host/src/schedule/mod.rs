@@ -4,3 +4,4 @@ pub mod clock;
 pub mod config;
 pub mod cron;
 pub mod daemon;
+pub mod memory;
