@@ -255,6 +255,44 @@ fn after_a_downtime_catch_up_latest_runs_once_and_none_runs_nothing() {
 }
 
 #[test]
+fn a_long_downtime_of_a_per_second_schedule_fires_once_and_a_disabled_one_catches_nothing_up() {
+    let ws = Workspace::new();
+    ws.write("job.rhai", "\"ok\"\n");
+    ws.write(
+        "toolcell.toml",
+        "[[schedule]]\nname = \"often\"\nworkflow = \"job.rhai\"\ncron = \"* * * * * *\"\ntimezone = \"UTC\"\ncatch_up = \"latest\"\n",
+    );
+    TestDaemon::start(&ws, "2026-06-01T10:00:00.500Z").stop();
+    // Six hours down: 21,600 missed seconds, more than one scan holds.
+    let d = TestDaemon::start(&ws, "2026-06-01T16:00:30.200Z");
+    let runs = d.runs_when("often", |r| r.len() == 1 && finished(r));
+    assert_eq!(runs[0].scheduled_at, Some(at_ms("2026-06-01T16:00:30Z")));
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(d.runs_when("often", finished).len(), 1, "one run, for now");
+    d.stop();
+
+    let ws = Workspace::new();
+    ws.write("job.rhai", "\"ok\"\n");
+    let config = |enabled: bool| {
+        format!(
+            "[[schedule]]\nname = \"off\"\nworkflow = \"job.rhai\"\ncron = \"0 * * * *\"\ntimezone = \"UTC\"\ncatch_up = \"latest\"\nenabled = {enabled}\n"
+        )
+    };
+    ws.write("toolcell.toml", &config(false));
+    let d = TestDaemon::start(&ws, "2026-06-01T10:00:00.500Z");
+    d.set("2026-06-01T12:00:00.500Z");
+    d.stop();
+    ws.write("toolcell.toml", &config(true));
+    let d = TestDaemon::start(&ws, "2026-06-01T12:05:00Z");
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        d.runs_when("off", |_| true).is_empty(),
+        "the hours it was disabled are not caught up"
+    );
+    d.stop();
+}
+
+#[test]
 fn a_run_past_its_timeout_is_stopped_and_recorded_as_timed_out() {
     let ws = Workspace::new();
     ws.write("forever.rhai", "loop { sleep(50); }\n");

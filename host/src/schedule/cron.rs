@@ -89,6 +89,16 @@ impl CronSchedule {
             .map(|next| next.timestamp())
     }
 
+    /// The latest fire time at or before `at`, if any.
+    pub fn latest_at_or_before(&self, at: Timestamp) -> Option<Timestamp> {
+        let origin = at.to_zoned(self.zone.clone());
+        self.cron
+            .find_previous_occurrence(&origin, true)
+            .ok()
+            .map(|fire| fire.timestamp())
+            .filter(|fire| *fire <= at)
+    }
+
     /// The fire times in `(after, until]`, oldest first, at most `limit`.
     pub fn fires_between(
         &self,
@@ -240,6 +250,19 @@ mod tests {
                 "2026-12-01 09:00:00 UTC",
                 "2026-12-06 09:00:00 UTC"
             ]
+        );
+    }
+
+    #[test]
+    fn the_latest_fire_before_an_instant() {
+        let s = CronSchedule::parse("*/10 * * * * *", Some("UTC")).unwrap();
+        assert_eq!(
+            s.latest_at_or_before(at("2026-01-08T00:00:05.5Z")),
+            Some(at("2026-01-08T00:00:00Z"))
+        );
+        assert_eq!(
+            s.latest_at_or_before(at("2026-01-08T00:00:10Z")),
+            Some(at("2026-01-08T00:00:10Z"))
         );
     }
 

@@ -301,11 +301,7 @@ impl<C: Clock> Daemon<C> {
 
     /// The nearest fire time or retry.
     fn next_wake(&self) -> Option<Timestamp> {
-        let fires = self
-            .slots
-            .values()
-            .filter(|s| s.config.enabled)
-            .filter_map(|s| s.next);
+        let fires = self.slots.values().filter_map(|s| s.next);
         let retries = self.retries.iter().map(|(due, _, _)| *due);
         fires.chain(retries).min()
     }
@@ -316,16 +312,33 @@ impl<C: Clock> Daemon<C> {
         let names: Vec<String> = self.slots.keys().cloned().collect();
         for name in names {
             let slot = &self.slots[&name];
-            if !slot.config.enabled || slot.next.is_none_or(|next| next > now) {
+            if slot.next.is_none_or(|next| next > now) {
                 continue;
             }
             let fires = slot
                 .config
                 .cron
                 .fires_between(slot.handled, now, MAX_FIRES_SCANNED);
-            let Some(&latest) = fires.last() else {
+            let Some(&scanned) = fires.last() else {
                 continue;
             };
+            // Past the scan's cap, the latest fire time is searched from now.
+            let latest = if fires.len() == MAX_FIRES_SCANNED {
+                slot.config
+                    .cron
+                    .latest_at_or_before(now)
+                    .filter(|latest| *latest > scanned)
+                    .unwrap_or(scanned)
+            } else {
+                scanned
+            };
+            if !slot.config.enabled {
+                // A disabled schedule lets its fire times pass: enabling it
+                // later catches nothing up.
+                self.slots.get_mut(&name).unwrap().handled_up_to(latest);
+                self.remember_handled(&name, latest);
+                continue;
+            }
             let missed = fires.len() - 1;
             let catch_up = slot.config.catch_up;
             self.slots.get_mut(&name).unwrap().handled_up_to(latest);
