@@ -180,6 +180,14 @@ fn fire_times_follow_the_schedule_s_time_zone_across_both_dst_changes() {
         runs.iter()
             .all(|r| r.status == "succeeded" && r.trigger.as_deref() == Some("schedule"))
     );
+    // The months between the steps are missed fire times; after 25 October
+    // nothing is: the repeated 02:30 was no fire time at all.
+    let late_misses: Vec<_> = d
+        .logged("missed")
+        .into_iter()
+        .filter(|m| m["at"].as_str().unwrap() > "2026-10-25T01")
+        .collect();
+    assert!(late_misses.is_empty(), "{late_misses:?}");
     d.stop();
 }
 
@@ -251,6 +259,12 @@ fn after_a_downtime_catch_up_latest_runs_once_and_none_runs_nothing() {
     let none = d.runs_when("none", |r| r.len() == 1 && finished(r));
     assert_eq!(none[0].trigger.as_deref(), Some("schedule"));
     assert_eq!(none[0].scheduled_at, Some(at_ms("2026-06-01T15:00:00Z")));
+    d.stop();
+    // Restarted just after: the fire times handled are not run again.
+    let d = TestDaemon::start(&ws, "2026-06-01T15:00:00.200Z");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(d.runs_when("latest", finished).len(), 2);
+    assert_eq!(d.runs_when("none", finished).len(), 1);
     d.stop();
 }
 
@@ -334,7 +348,18 @@ fn only_runs_that_changed_nothing_are_retried_with_backoff() {
     );
     d.advance(SignedDuration::from_secs(2));
     d.runs_when("flaky", |r| r.len() == 2 && finished(r));
-    d.advance(SignedDuration::from_secs(61));
+    let started = Instant::now();
+    while d.logged("retry").len() < 2 {
+        assert!(started.elapsed() < PATIENCE, "the second retry was never planned");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    d.advance(SignedDuration::from_secs(58));
+    assert_eq!(
+        d.runs_when("flaky", finished).len(),
+        2,
+        "the second retry waits 60 s, not 30"
+    );
+    d.advance(SignedDuration::from_secs(3));
     let runs = d.runs_when("flaky", |r| r.len() == 3 && finished(r));
     d.advance(SignedDuration::from_secs(600));
     std::thread::sleep(Duration::from_millis(200));
@@ -630,6 +655,16 @@ fn the_daemon_binary_runs_a_schedule_every_second_and_stops_on_sigterm() {
         runs.iter()
             .all(|r| r["trigger"] == "schedule" && r["kind"] == "schedule")
     );
+
+    // Edited while it fires every second: the reload still happens.
+    ws.write(
+        "toolcell.toml",
+        "[[schedule]]\nname = \"tick\"\nworkflow = \"tick.rhai\"\ncron = \"* * * * * *\"\n\
+         [[schedule]]\nname = \"tock\"\nworkflow = \"tick.rhai\"\ncron = \"* * * * * *\"\n",
+    );
+    wait_runs(&ws, "tock", |r| {
+        r.iter().any(|r| r["status"] == "succeeded")
+    });
 
     // One daemon per workspace.
     let second = ws.run(&["daemon"]);

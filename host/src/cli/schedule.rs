@@ -173,7 +173,7 @@ fn install(config: &crate::config::WorkspaceConfig) -> Result<i32> {
          \n\
          [Service]\n\
          Type=simple\n\
-         WorkingDirectory={workspace_q}\n\
+         WorkingDirectory={workdir}\n\
          ExecStart={exe} --config {file} daemon\n\
          Restart=on-failure\n\
          RestartSec=10\n\
@@ -183,7 +183,7 @@ fn install(config: &crate::config::WorkspaceConfig) -> Result<i32> {
          [Install]\n\
          WantedBy=default.target\n",
         workspace = config.workspace.display(),
-        workspace_q = quoted(&config.workspace),
+        workdir = unit_escape(&config.workspace.display().to_string()),
         exe = quoted(&exe),
         file = quoted(file),
         stop = config.daemon.grace.as_secs() + 30,
@@ -218,8 +218,15 @@ fn unit_name(workspace: &Path) -> String {
     format!("toolcell-{folder}-{hash}.service")
 }
 
-/// A path as one systemd word: in double quotes, with `\` and `"` escaped.
+/// A path as one word of a systemd command line: in double quotes, with
+/// `\` and `"` escaped, and `%` (a systemd specifier) doubled.
 fn quoted(path: &Path) -> String {
-    let text = path.display().to_string();
+    let text = unit_escape(&path.display().to_string());
     format!("\"{}\"", text.replace('\\', "\\\\").replace('"', "\\\""))
+}
+
+/// `text` with systemd's `%` specifiers escaped; for settings that take a
+/// path as it is (`WorkingDirectory=` takes no quotes).
+fn unit_escape(text: &str) -> String {
+    text.replace('%', "%%")
 }

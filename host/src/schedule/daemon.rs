@@ -66,6 +66,11 @@ const PRUNE_EVERY: SignedDuration = SignedDuration::from_hours(24);
 /// schedule after a week's downtime would otherwise list 600,000.
 const MAX_FIRES_SCANNED: usize = 10_000;
 
+/// How long stopped runs get to wind down after the grace period before
+/// they are recorded as interrupted anyway: a cancelled run stops at its
+/// next script operation or epoch tick, in milliseconds.
+const STOP_WAIT: Duration = Duration::from_secs(10);
+
 /// The lock file that keeps a second daemon off a workspace.
 pub const LOCK_FILE: &str = "daemon.lock";
 
@@ -102,6 +107,13 @@ struct Fire {
     attempt: u32,
 }
 
+/// Why schedules are installed.
+#[derive(Clone, Copy)]
+enum Install {
+    Startup,
+    Reload,
+}
+
 /// A run that ended.
 struct Finished {
     schedule: String,
@@ -117,14 +129,20 @@ pub async fn run<C: Clock>(
     stop: CancellationToken,
     options: DaemonOptions,
 ) -> Result<()> {
+    // Stamped before loading: an edit made while starting is seen later.
+    let config_stamp = stamp(config_file);
     let config = WorkspaceConfig::load(config_file)?;
     let _lock = DaemonLock::acquire(&config.state_dir())?;
     let store = Arc::new(Store::open(&config.state_dir())?);
+    // With the lock held, runs still `running` under this process id were
+    // left by an earlier daemon that had the same id (a container's
+    // PID 1, restarted): they did not finish.
+    store.interrupt_scheduled_runs_of(std::process::id())?;
     let (done_tx, done_rx) = mpsc::unbounded_channel();
     let mut daemon = Daemon {
         dispatcher: Arc::new(dispatcher_for(&config, &options)?),
         config_file: config_file.to_path_buf(),
-        config_mtime: mtime(config_file),
+        config_stamp,
         config,
         slots: BTreeMap::new(),
         retries: Vec::new(),
@@ -144,7 +162,7 @@ pub async fn run<C: Clock>(
             daemon.config.schedules.len()
         ),
     );
-    daemon.install_schedules();
+    daemon.install_schedules(Install::Startup);
     daemon.main_loop(stop, done_rx).await
 }
 
@@ -190,13 +208,20 @@ fn dispatcher_for(config: &WorkspaceConfig, options: &DaemonOptions) -> Result<D
     Dispatcher::new(config.clone(), registry, options.sandbox.clone())
 }
 
-fn mtime(file: &Path) -> Option<std::time::SystemTime> {
-    std::fs::metadata(file).and_then(|m| m.modified()).ok()
+/// What tells that the config file changed: its modification time, size
+/// and inode (a save within one timestamp tick still changes one of them,
+/// or replaces the file).
+type Stamp = Option<(std::time::SystemTime, u64, u64)>;
+
+fn stamp(file: &Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(file).ok()?;
+    Some((meta.modified().ok()?, meta.len(), meta.ino()))
 }
 
 struct Daemon<C: Clock> {
     config_file: PathBuf,
-    config_mtime: Option<std::time::SystemTime>,
+    config_stamp: Stamp,
     config: WorkspaceConfig,
     dispatcher: Arc<Dispatcher>,
     slots: BTreeMap<String, Slot>,
@@ -219,21 +244,35 @@ impl Slot {
 
 impl<C: Clock> Daemon<C> {
     /// Makes a slot for each schedule of the config, keeping the running
-    /// runs and queues of schedules that stay.
-    fn install_schedules(&mut self) {
+    /// runs and queues of schedules that stay. At start-up a schedule goes
+    /// on from the last fire time the store has for it (so a downtime is
+    /// caught up); a schedule added or given new times by a reload starts
+    /// from now.
+    fn install_schedules(&mut self, install: Install) {
         let now = self.clock.now();
         let mut slots = BTreeMap::new();
         for schedule in self.config.schedules.clone() {
             let name = schedule.name.clone();
             let slot = match self.slots.remove(&name) {
                 Some(mut slot) => {
+                    let retimed = slot.config.cron.expression() != schedule.cron.expression()
+                        || slot.config.cron.zone_name() != schedule.cron.zone_name();
                     slot.config = schedule;
-                    let handled = slot.handled;
+                    let handled = if retimed {
+                        self.remember_handled(&name, now);
+                        now
+                    } else {
+                        slot.handled
+                    };
                     slot.handled_up_to(handled);
                     slot
                 }
                 None => {
-                    let handled = match self.store.last_fire(&name) {
+                    let stored = match install {
+                        Install::Startup => self.store.last_fire(&name),
+                        Install::Reload => Ok(None),
+                    };
+                    let handled = match stored {
                         Ok(Some(ms)) => Timestamp::from_millisecond(ms).unwrap_or(now),
                         Ok(None) => {
                             // A new schedule starts from now: nothing to catch up.
@@ -277,6 +316,12 @@ impl<C: Clock> Daemon<C> {
         stop: CancellationToken,
         mut done_rx: mpsc::UnboundedReceiver<Finished>,
     ) -> Result<()> {
+        // One interval for the whole loop: recreated each pass, a timer
+        // would never ring while fires or finished runs wake the loop
+        // more often than it.
+        let mut reload = tokio::time::interval(self.options.reload_poll);
+        reload.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        reload.tick().await;
         loop {
             self.prune_if_due();
             self.handle_due_fires();
@@ -290,7 +335,7 @@ impl<C: Clock> Daemon<C> {
                         None => std::future::pending().await,
                     }
                 } => {}
-                () = tokio::time::sleep(self.options.reload_poll) => self.reload_if_changed(),
+                _ = reload.tick() => self.reload_if_changed(),
                 Some(finished) = done_rx.recv() => self.finished(finished),
                 () = stop.cancelled() => break,
             }
@@ -386,7 +431,9 @@ impl<C: Clock> Daemon<C> {
             .partition(|(at, _, _)| *at <= now);
         self.retries = waiting;
         for (_, name, fire) in due {
-            self.fire(&name, fire);
+            if self.slots.get(&name).is_some_and(|s| s.config.enabled) {
+                self.fire(&name, fire);
+            }
         }
     }
 
@@ -565,6 +612,7 @@ impl<C: Clock> Daemon<C> {
         }
         let slot = self.slots.get_mut(&schedule).unwrap();
         if slot.running.is_empty()
+            && slot.config.enabled
             && let Some(next) = slot.queue.pop_front()
         {
             self.start(&schedule, next);
@@ -589,18 +637,18 @@ impl<C: Clock> Daemon<C> {
     }
 
     fn reload_if_changed(&mut self) {
-        let now_mtime = mtime(&self.config_file);
-        if now_mtime == self.config_mtime {
+        let now_stamp = stamp(&self.config_file);
+        if now_stamp == self.config_stamp {
             return;
         }
-        self.config_mtime = now_mtime;
+        self.config_stamp = now_stamp;
         let loaded = WorkspaceConfig::load(&self.config_file)
             .and_then(|config| Ok((dispatcher_for(&config, &self.options)?, config)));
         match loaded {
             Ok((dispatcher, config)) => {
                 self.dispatcher = Arc::new(dispatcher);
                 self.config = config;
-                self.install_schedules();
+                self.install_schedules(Install::Reload);
                 self.log(
                     "reloaded",
                     None,
@@ -664,20 +712,21 @@ impl<C: Clock> Daemon<C> {
                 self.config.daemon.grace.as_secs()
             ),
         );
-        let deadline = tokio::time::Instant::now() + self.config.daemon.grace;
-        let mut left = running;
-        let mut stopped = Vec::new();
-        while left > 0 {
+        const INTERRUPTED: &str = "the daemon stopped before the run finished";
+        let mut left: Vec<RunId> = self
+            .slots
+            .values()
+            .flat_map(|s| s.running.iter().map(|(run, _)| *run))
+            .collect();
+        let grace_end = tokio::time::Instant::now() + self.config.daemon.grace;
+        let mut cancelled_at: Option<tokio::time::Instant> = None;
+        while !left.is_empty() {
+            let deadline = cancelled_at.map_or(grace_end, |at| at + STOP_WAIT);
             tokio::select! {
                 Some(finished) = done_rx.recv() => {
-                    left -= 1;
-                    if stopped.contains(&finished.run) {
-                        let _ = self.store.finish_run(
-                            finished.run,
-                            RunStatus::Interrupted,
-                            None,
-                            Some("the daemon stopped before the run finished"),
-                        );
+                    left.retain(|run| *run != finished.run);
+                    if cancelled_at.is_some() && finished.status == RunStatus::Cancelled {
+                        let _ = self.store.finish_run(finished.run, RunStatus::Interrupted, None, Some(INTERRUPTED));
                         self.log("interrupted", Some(&finished.schedule), json!({"run": finished.run}),
                             format!("run {} interrupted", finished.run));
                     } else {
@@ -686,10 +735,19 @@ impl<C: Clock> Daemon<C> {
                             format!("run {} {}", finished.run, finished.status.as_str()));
                     }
                 }
-                () = tokio::time::sleep_until(deadline), if stopped.is_empty() => {
+                () = tokio::time::sleep_until(deadline) => {
+                    if cancelled_at.is_some() {
+                        // Runs that did not stop when told: recorded as
+                        // interrupted; their threads end with the process.
+                        for run in &left {
+                            let _ = self.store.finish_run(*run, RunStatus::Interrupted, None, Some(INTERRUPTED));
+                            self.log("interrupted", None, json!({"run": run}), format!("run {run} interrupted"));
+                        }
+                        break;
+                    }
+                    cancelled_at = Some(tokio::time::Instant::now());
                     for slot in self.slots.values() {
-                        for (run, cancel) in &slot.running {
-                            stopped.push(*run);
+                        for (_, cancel) in &slot.running {
                             cancel.cancel();
                         }
                     }

@@ -101,13 +101,31 @@ impl Store {
         Ok(rows.collect::<rusqlite::Result<_>>()?)
     }
 
-    /// Deletes finished runs that started before `before` (unix ms), with
-    /// their messages, calls, logs and changes; returns how many.
+    /// Deletes finished scheduled runs that started before `before` (unix
+    /// ms), with their messages, calls and logs; returns how many. Chats
+    /// and `toolcell run` runs are the user's own record (and what undo
+    /// works from): they stay.
     pub fn prune_runs(&self, before: i64) -> Result<usize> {
         Ok(self
             .conn()
-            .prepare_cached("DELETE FROM runs WHERE started_at < ?1 AND status != 'running'")?
+            .prepare_cached(
+                "DELETE FROM runs WHERE kind = 'schedule' AND started_at < ?1 AND status != 'running'",
+            )?
             .execute(params![before])?)
+    }
+
+    /// Marks scheduled runs still `running` under process `pid` as
+    /// interrupted: a daemon that just took the workspace's lock knows they
+    /// are not its own, though an earlier daemon had the same id.
+    pub fn interrupt_scheduled_runs_of(&self, pid: u32) -> Result<usize> {
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "UPDATE runs SET status = 'interrupted', ended_at = ?2,
+                   error = 'the daemon running it stopped before it finished'
+                 WHERE kind = 'schedule' AND status = 'running' AND pid = ?1",
+            )?
+            .execute(params![pid, now_ms()])?)
     }
 }
 
@@ -134,7 +152,10 @@ mod tests {
                 "still running",
             )
             .unwrap();
-        store.start_run("chat", "other", None).unwrap();
+        let chat = store.start_run("chat", "other", None).unwrap();
+        store
+            .finish_run(chat, RunStatus::Succeeded, None, None)
+            .unwrap();
         let failed = store.list_runs(10, Some("failed"), Some("report")).unwrap();
         assert_eq!(failed.len(), 1);
         assert_eq!(failed[0].trigger.as_deref(), Some("catch-up"));
@@ -152,6 +173,21 @@ mod tests {
         );
 
         let pruned = store.prune_runs(now_ms() + 1).unwrap();
-        assert_eq!(pruned, 2, "the running chat stays");
+        assert_eq!(pruned, 2, "the chat stays");
+        assert_eq!(store.list_runs(10, None, None).unwrap().len(), 1);
+
+        let stale = store
+            .start_scheduled_run("report", "report.rhai", Trigger::Schedule, 3_000)
+            .unwrap();
+        assert_eq!(
+            store
+                .interrupt_scheduled_runs_of(std::process::id())
+                .unwrap(),
+            1
+        );
+        assert_eq!(
+            store.run(stale).unwrap().unwrap().summary.status,
+            "interrupted"
+        );
     }
 }
