@@ -16,7 +16,7 @@
 //!
 //! [daemon]
 //! grace = "30s"                        # on SIGTERM, how long running runs may finish
-//! keep_runs_days = 30                  # older runs are pruned; 0 keeps everything
+//! keep_runs_days = 30                  # older scheduled runs are pruned; 0 keeps all
 //! ```
 
 use super::cron::CronSchedule;
@@ -33,7 +33,7 @@ pub const MAX_RETRIES: u32 = 10;
 /// systemd waits 90 s before it kills, so this leaves time to record.
 pub const DEFAULT_GRACE: Duration = Duration::from_secs(30);
 
-/// Days of runs kept when `[daemon] keep_runs_days` is not set.
+/// Days of scheduled runs kept when `[daemon] keep_runs_days` is not set.
 pub const DEFAULT_KEEP_RUNS_DAYS: u32 = 30;
 
 /// What to do when a schedule fires while its previous run still runs.
