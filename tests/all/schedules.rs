@@ -350,7 +350,10 @@ fn only_runs_that_changed_nothing_are_retried_with_backoff() {
     d.runs_when("flaky", |r| r.len() == 2 && finished(r));
     let started = Instant::now();
     while d.logged("retry").len() < 2 {
-        assert!(started.elapsed() < PATIENCE, "the second retry was never planned");
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the second retry was never planned"
+        );
         std::thread::sleep(Duration::from_millis(10));
     }
     d.advance(SignedDuration::from_secs(58));
@@ -494,6 +497,28 @@ fn a_changed_config_is_reloaded_and_a_broken_one_keeps_the_previous() {
     d.runs_when("a", |r| r.len() == 2 && finished(r));
     d.set("2026-06-01T13:15:00.100Z");
     d.runs_when("b", |r| r.len() == 2 && finished(r));
+
+    // New times for `a`: they start from now, with nothing "missed".
+    let reloads = d.logged("reloaded").len();
+    ws.write(
+        "toolcell.toml",
+        "[[schedule]]\nname = \"a\"\nworkflow = \"job.rhai\"\ncron = \"*/5 * * * *\"\ntimezone = \"UTC\"\ncatch_up = \"latest\"\n",
+    );
+    let started = Instant::now();
+    while d.logged("reloaded").len() == reloads {
+        assert!(started.elapsed() < PATIENCE, "no reload");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(
+        d.runs_when("a", finished).len(),
+        2,
+        "no run for 13:05-13:15"
+    );
+    assert!(d.logged("missed").is_empty(), "{:?}", d.logged("missed"));
+    d.set("2026-06-01T13:20:00.100Z");
+    let a = d.runs_when("a", |r| r.len() == 3 && finished(r));
+    assert_eq!(a[2].scheduled_at, Some(at_ms("2026-06-01T13:20:00Z")));
     d.stop();
 }
 
