@@ -19,6 +19,7 @@ pub mod limits;
 pub mod llm;
 pub mod locations;
 pub mod manifest;
+pub mod mcp;
 pub mod registry;
 pub mod sandbox;
 pub mod schedule;

@@ -17,6 +17,7 @@ mod file_tools;
 mod limits;
 mod llama;
 mod manifests;
+mod mcp;
 mod model_fit;
 mod recovery;
 mod schedules;

@@ -15,6 +15,7 @@
 mod chat;
 mod daemon;
 mod interrupts;
+mod mcp;
 mod models;
 mod run;
 mod runs;
@@ -87,6 +88,8 @@ enum Command {
     /// Workflows run at cron times: list them, run one now, install the daemon as a service.
     #[command(subcommand)]
     Schedule(schedule::ScheduleCommand),
+    /// Serve the workspace's tools to MCP clients over stdio.
+    Mcp(mcp::McpArgs),
     /// Run the workspace's schedules in the foreground (until SIGTERM or Ctrl-C).
     Daemon(daemon::DaemonArgs),
     /// Restore what a run's file changes replaced (refused if those files changed since).
@@ -114,6 +117,7 @@ pub fn main() -> i32 {
         Command::Undo { run } => undo::run(&cli.config, run),
         Command::Schedule(command) => schedule::run(&cli.config, command),
         Command::Daemon(args) => daemon::run(&cli.config, args),
+        Command::Mcp(args) => mcp::run(&cli.config, args),
         Command::Run(args) => run::run(&cli.config, args),
         Command::Check { file } => run::check(&cli.config, file),
     };

@@ -1,0 +1,50 @@
+//! `toolcell mcp`: serves the workspace's tools over MCP on stdio (see
+//! [`crate::mcp::server`]). Stdout carries the protocol; logs go to stderr.
+
+use super::{EXIT_OK, open_dispatcher};
+use crate::approval::StandingApprovals;
+use crate::mcp::server::ToolServer;
+use crate::store::Store;
+use anyhow::{Context, Result};
+use clap::Args;
+use rmcp::ServiceExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(Debug, Args)]
+pub struct McpArgs {
+    /// Approve every call that would ask (trusted clients only).
+    #[arg(long)]
+    yes: bool,
+    /// Approve calls of TOOL without asking (repeatable).
+    #[arg(long = "approve", value_name = "TOOL")]
+    approve: Vec<String>,
+}
+
+pub fn run(config: &Option<PathBuf>, args: McpArgs) -> Result<i32> {
+    let dispatcher = Arc::new(open_dispatcher(config)?);
+    let store = Arc::new(Store::open(&dispatcher.config().state_dir())?);
+    let approver = Arc::new(StandingApprovals {
+        all: args.yes,
+        tools: args.approve.into_iter().collect(),
+        ask: None,
+        grant_hint: "`toolcell mcp --approve {tool}` (or approval = \"auto\" under [tools.{tool}] in toolcell.toml)",
+    });
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let server = ToolServer::new(dispatcher, store, approver);
+        let service = server
+            .serve(rmcp::transport::io::stdio())
+            .await
+            .context("the MCP client did not start a session")?;
+        service
+            .waiting()
+            .await
+            .context("the MCP session ended with an error")?;
+        anyhow::Ok(())
+    })?;
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,161 @@
+//! `toolcell mcp`: the workspace's tools served over MCP (stdio, with the
+//! official Rust SDK, `rmcp`).
+//!
+//! Every tool the agent would be offered is listed with its manifest's
+//! JSON Schema, and marked read-only or destructive from the manifest. A
+//! call goes the same way as from the agent or a workflow (`calls::ToolRunner`:
+//! validation, policy, approval, a fresh cell, the run store): a path
+//! outside the roots is refused exactly as on the command line. Nobody can
+//! be asked on a terminal here, so a tool that needs approval runs only if
+//! it was granted up front (`--approve TOOL`, `--yes`, or `approval =
+//! "auto"` under `[tools.NAME]`); otherwise the call is refused with a
+//! message saying how to grant it. Each call is recorded as a run of kind
+//! `mcp` (`toolcell runs list`).
+
+use crate::agent::offered_tools;
+use crate::agent::view::Silent;
+use crate::approval::Approver;
+use crate::calls::{Recording, ToolRunner};
+use crate::dispatch::Dispatcher;
+use crate::llm::ToolCall;
+use crate::store::{RunStatus, Store};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler};
+use serde_json::Value;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use tokio_util::sync::CancellationToken;
+
+/// The workspace's tools, as an MCP server.
+pub struct ToolServer {
+    pub dispatcher: Arc<Dispatcher>,
+    pub store: Arc<Store>,
+    pub approver: Arc<dyn Approver>,
+    /// Numbers the calls, for their ids in the run records.
+    calls: AtomicU64,
+}
+
+impl ToolServer {
+    pub fn new(
+        dispatcher: Arc<Dispatcher>,
+        store: Arc<Store>,
+        approver: Arc<dyn Approver>,
+    ) -> Self {
+        Self {
+            dispatcher,
+            store,
+            approver,
+            calls: AtomicU64::new(0),
+        }
+    }
+
+    /// The MCP definitions of the tools.
+    fn tools(&self) -> Vec<Tool> {
+        let registry = self.dispatcher.registry();
+        offered_tools(&self.dispatcher)
+            .into_iter()
+            .map(|spec| {
+                let schema = match spec.parameters {
+                    Value::Object(map) => map,
+                    _ => serde_json::Map::new(),
+                };
+                let mutates = registry
+                    .get(&spec.name)
+                    .is_none_or(|entry| entry.manifest.mutates);
+                let mut annotations = ToolAnnotations::default().read_only(!mutates);
+                if mutates {
+                    annotations = annotations.destructive(true);
+                }
+                Tool::new(spec.name, spec.description, Arc::new(schema)).annotate(annotations)
+            })
+            .collect()
+    }
+
+    /// Runs one call through the shared call path and records it as a run.
+    async fn call(&self, name: &str, arguments: Value) -> CallToolResult {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let run = match self.store.start_run("mcp", &format!("mcp: {name}"), None) {
+            Ok(run) => Some(run),
+            Err(e) => {
+                tracing::warn!("cannot record the MCP call: {e:#}");
+                None
+            }
+        };
+        let recording = run.map(|run| Recording {
+            store: &self.store,
+            run,
+        });
+        let runner = ToolRunner {
+            dispatcher: &self.dispatcher,
+            approver: self.approver.as_ref(),
+            recording,
+        };
+        let call = ToolCall {
+            id: format!("mcp_{n}"),
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+        };
+        let row = runner.start(&call);
+        let mut result = runner
+            .run(&call, &arguments, &mut Silent, &CancellationToken::new())
+            .await;
+        let content = result.content.clone();
+        runner.finish(&call, row, &mut result, &content);
+        let ok = result.value.is_some();
+        if let Some(run) = run {
+            let status = if ok {
+                RunStatus::Succeeded
+            } else {
+                RunStatus::Failed
+            };
+            let error = result.error_message.as_deref();
+            if let Err(e) = self.store.finish_run(run, status, None, error) {
+                tracing::warn!("cannot record the end of the MCP call: {e:#}");
+            }
+        }
+        match result.value {
+            Some(value) => {
+                let mut done = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+                if value.is_object() {
+                    done.structured_content = Some(value);
+                }
+                done
+            }
+            None => CallToolResult::error(vec![ContentBlock::text(content)]),
+        }
+    }
+}
+
+impl ServerHandler for ToolServer {
+    fn get_info(&self) -> ServerConfig {
+        let mut info = ServerConfig::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info = Implementation::new("toolcell", env!("CARGO_PKG_VERSION"));
+        info.instructions = Some(
+            "The tools of a toolcell workspace. Each call runs in a sandbox that sees only the workspace's folders; paths are relative to the workspace."
+                .into(),
+        );
+        info
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = Value::Object(request.arguments.unwrap_or_default());
+        Ok(self.call(&request.name, arguments).await.into())
+    }
+}

@@ -1,0 +1,181 @@
+//! `toolcell mcp` end to end: the binary speaking MCP (JSON-RPC 2.0, one
+//! message per line on stdio) to a client in this test, as any MCP client
+//! would: initialize, list the tools, call them.
+
+use crate::harness::Workspace;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// How long a test waits for one answer.
+const ANSWER_LIMIT: Duration = Duration::from_secs(30);
+
+/// A `toolcell mcp` session.
+struct Session {
+    child: Child,
+    stdin: ChildStdin,
+    answers: mpsc::Receiver<Value>,
+    next_id: u64,
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Session {
+    fn start(ws: &Workspace, args: &[&str]) -> Self {
+        let mut command = ws.command(&[&["mcp"], args].concat());
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let stdout: ChildStdout = child.stdout.take().unwrap();
+        let (tx, answers) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                let message: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("stdout carries only JSON-RPC, not {line:?}: {e}"));
+                if tx.send(message).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut session = Self {
+            child,
+            stdin,
+            answers,
+            next_id: 0,
+        };
+        let init = session.request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+        );
+        assert_eq!(init["serverInfo"]["name"], "toolcell", "{init}");
+        session.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        session
+    }
+
+    fn send(&mut self, message: Value) {
+        writeln!(self.stdin, "{message}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// Sends a request and returns its result (panics on a JSON-RPC error).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let message = self
+                .answers
+                .recv_timeout(ANSWER_LIMIT)
+                .unwrap_or_else(|_| panic!("no answer to {method}"));
+            if message["id"] == id {
+                assert!(message.get("error").is_none(), "{method}: {message}");
+                return message["result"].clone();
+            }
+        }
+    }
+
+    fn call(&mut self, name: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn an_mcp_client_lists_and_calls_the_tools_in_their_cells() {
+    let ws = Workspace::new();
+    ws.write("notes/a.md", "# Alpha\nthe word is pumpkin\n");
+    let mut mcp = Session::start(&ws, &[]);
+
+    let tools = mcp.request("tools/list", json!({}))["tools"].clone();
+    let tool = |name: &str| {
+        tools
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is listed: {tools}"))
+            .clone()
+    };
+    let read = tool("read_file");
+    assert_eq!(read["inputSchema"]["properties"]["path"]["type"], "string");
+    assert_eq!(read["annotations"]["readOnlyHint"], true);
+    assert_eq!(tool("write_file")["annotations"]["destructiveHint"], true);
+
+    let result = mcp.call("read_file", json!({"path": "notes/a.md"}));
+    assert_eq!(result["isError"], false, "{result}");
+    assert_eq!(
+        result["structuredContent"]["content"],
+        "# Alpha\nthe word is pumpkin\n"
+    );
+    let found = mcp.call("search_files", json!({"path": ".", "query": "pumpkin"}));
+    assert_eq!(found["isError"], false, "{found}");
+    assert_eq!(
+        found["structuredContent"]["matches"][0]["path"],
+        "notes/a.md"
+    );
+
+    // Out of the workspace: refused as on the command line.
+    std::fs::write(ws.outer.join("secret.txt"), "secret").unwrap();
+    let escape = mcp.call("read_file", json!({"path": "../secret.txt"}));
+    assert_eq!(escape["isError"], true);
+    let (_, cli) = ws.call("read_file", json!({"path": "../secret.txt"}));
+    let cli_message = cli["error"]["message"].as_str().unwrap();
+    assert!(
+        text(&escape).contains(cli_message),
+        "the same refusal: {escape} vs {cli}"
+    );
+    assert!(!text(&escape).contains("secret\""), "{escape}");
+
+    // Bad arguments come back as a tool error, not a protocol error.
+    let bad = mcp.call("read_file", json!({"path": 7}));
+    assert_eq!(bad["isError"], true);
+    assert!(text(&bad).contains("invalid-args"), "{bad}");
+
+    // Nobody to ask: a tool that needs approval is refused with the fix.
+    let denied = mcp.call("write_file", json!({"path": "b.txt", "content": "x"}));
+    assert_eq!(denied["isError"], true);
+    assert!(text(&denied).contains("--approve write_file"), "{denied}");
+    assert!(!ws.root.join("b.txt").exists());
+    drop(mcp);
+
+    let mut approved = Session::start(&ws, &["--approve", "write_file"]);
+    let wrote = approved.call("write_file", json!({"path": "b.txt", "content": "x"}));
+    assert_eq!(wrote["isError"], false, "{wrote}");
+    assert_eq!(ws.read("b.txt"), "x");
+    drop(approved);
+
+    // Every call is a run in the store.
+    let runs = ws.run(&["runs", "list", "--json"]).json();
+    let mcp_runs: Vec<&Value> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["kind"] == "mcp")
+        .collect();
+    assert_eq!(mcp_runs.len(), 6, "{runs:#}");
+    assert!(
+        mcp_runs
+            .iter()
+            .any(|r| r["title"] == "mcp: write_file" && r["status"] == "succeeded")
+    );
+    assert!(
+        mcp_runs
+            .iter()
+            .any(|r| r["title"] == "mcp: read_file" && r["status"] == "failed")
+    );
+}
