@@ -423,12 +423,7 @@ fn the_approve_list_is_honoured_in_unattended_runs() {
         call.result
             .as_deref()
             .unwrap()
-            .contains("approve = [\\\"write_file\\\"]")
-            || call
-                .result
-                .as_deref()
-                .unwrap()
-                .contains("approve = [\"write_file\"]"),
+            .contains("`approve = [\"write_file\"]` in this [[schedule]]"),
         "the denial says how to grant it: {call:?}"
     );
     d.stop();

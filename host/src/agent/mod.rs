@@ -82,6 +82,9 @@ pub struct Agent<'a> {
     tools_bytes: usize,
     /// Set when there are too many tools to offer them all.
     filter: Option<ToolIndex>,
+    /// Estimated tokens of all of `available`'s definitions, for the
+    /// filter's report.
+    available_tokens: usize,
     /// Tools used or asked for in this run: they stay offered.
     kept: BTreeSet<String>,
     messages: Vec<Message>,
@@ -141,6 +144,7 @@ impl<'a> Agent<'a> {
             tools_bytes: context::tools_bytes(&tools),
             tools,
             filter,
+            available_tokens: definitions,
             kept: BTreeSet::new(),
             messages: Vec::new(),
             repeat: RepeatGuard::default(),
@@ -255,12 +259,12 @@ impl<'a> Agent<'a> {
         let mut wanted = self.kept.clone();
         wanted.extend(matched);
         self.set_offered(wanted);
-        let all = filter::definition_tokens(&self.available);
         view.notice(&format!(
-            "offering {} of {} tools for this task (about {} instead of {all} tokens of tool definitions); the model can ask for others with {MORE_TOOLS}",
+            "offering {} of {} tools for this task (about {} instead of {} tokens of tool definitions); the model can ask for others with {MORE_TOOLS}",
             self.tools.len() - 1,
             self.available.len(),
             filter::definition_tokens(&self.tools),
+            self.available_tokens,
         ));
     }
 

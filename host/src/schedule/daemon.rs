@@ -119,6 +119,8 @@ struct Finished {
     schedule: String,
     run: RunId,
     status: RunStatus,
+    /// The run's error, as recorded; empty when it succeeded.
+    error: String,
     fire: Fire,
 }
 
@@ -526,18 +528,25 @@ impl<C: Clock> Daemon<C> {
         let store = self.store.clone();
         let schedule = name.to_string();
         tokio::spawn(async move {
-            let status = match Workflow::load(&config.workflow) {
-                Ok(workflow) => launch.run(workflow).await.0,
+            let (status, error) = match Workflow::load(&config.workflow) {
+                Ok(workflow) => {
+                    let (status, result) = launch.run(workflow).await;
+                    (
+                        status,
+                        result.err().map(|f| f.to_string()).unwrap_or_default(),
+                    )
+                }
                 Err(e) => {
                     let error = format!("{e:#}");
                     let _ = store.finish_run(run, RunStatus::Failed, None, Some(&error));
-                    RunStatus::Failed
+                    (RunStatus::Failed, error)
                 }
             };
             let _ = done.send(Finished {
                 schedule,
                 run,
                 status,
+                error,
                 fire,
             });
         });
@@ -550,6 +559,7 @@ impl<C: Clock> Daemon<C> {
             schedule,
             run,
             status,
+            error,
             fire,
         } = finished;
         let Some(slot) = self.slots.get_mut(&schedule) else {
@@ -557,13 +567,6 @@ impl<C: Clock> Daemon<C> {
         };
         slot.running.retain(|(id, _)| *id != run);
         let retries = slot.config.retries;
-        let error = self
-            .store
-            .run(run)
-            .ok()
-            .flatten()
-            .and_then(|d| d.summary.error)
-            .unwrap_or_default();
         self.log(
             "finished",
             Some(&schedule),
