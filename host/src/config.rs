@@ -31,6 +31,7 @@ use crate::limits;
 use crate::llm::ModelSettings;
 use crate::llm::settings::RawModelSettings;
 use crate::manifest::{is_env_name, line_col};
+use crate::mcp::config::{McpServerConfig, RawMcpServer};
 use crate::schedule::config::{DaemonConfig, RawDaemonConfig, RawSchedule, ScheduleConfig};
 use crate::workflow::limits::{RawWorkflowConfig, WorkflowConfig};
 use anyhow::{Context, Result, bail};
@@ -119,6 +120,8 @@ pub struct WorkspaceConfig {
     pub schedules: Vec<ScheduleConfig>,
     /// `[daemon]`: how the daemon stops and what it keeps.
     pub daemon: DaemonConfig,
+    /// `[[mcp_server]]`: external MCP servers whose tools join the registry.
+    pub mcp_servers: Vec<McpServerConfig>,
 }
 
 /// `[agent]`: how the agent loop works.
@@ -164,6 +167,8 @@ struct RawConfig {
     #[serde(default)]
     schedule: Vec<Spanned<RawSchedule>>,
     daemon: Option<Spanned<RawDaemonConfig>>,
+    #[serde(default)]
+    mcp_server: Vec<Spanned<RawMcpServer>>,
 }
 
 #[derive(Deserialize)]
@@ -226,6 +231,7 @@ impl WorkspaceConfig {
             workflow: WorkflowConfig::default(),
             schedules: Vec::new(),
             daemon: DaemonConfig::default(),
+            mcp_servers: Vec::new(),
         })
     }
 
@@ -401,6 +407,20 @@ impl WorkspaceConfig {
             }
         };
 
+        let mut mcp_servers: Vec<McpServerConfig> = Vec::new();
+        for spanned in raw.mcp_server {
+            let at = where_(spanned.span());
+            let server = McpServerConfig::from_raw(spanned.into_inner(), &at, &workspace)
+                .map_err(anyhow::Error::msg)?;
+            if mcp_servers.iter().any(|s| s.name == server.name) {
+                bail!(
+                    "invalid config {at}: two MCP servers are named `{}`\n  fix: give one of them another `name`",
+                    server.name
+                );
+            }
+            mcp_servers.push(server);
+        }
+
         Ok(Self {
             file: Some(file.to_path_buf()),
             workspace,
@@ -411,6 +431,7 @@ impl WorkspaceConfig {
             workflow,
             schedules,
             daemon,
+            mcp_servers,
         })
     }
 

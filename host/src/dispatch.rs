@@ -6,7 +6,8 @@
 use crate::approval::{ApprovalMode, ApprovalRequest, Approver, Decision};
 use crate::config::WorkspaceConfig;
 use crate::grant::ToolGrant;
-use crate::registry::{Registry, ToolEntry, ToolSource};
+use crate::mcp::client::{McpCallError, McpServers};
+use crate::registry::{Backend, McpTool, Registry, ToolEntry, ToolProblem, ToolSource};
 use crate::sandbox::cache::CacheStatus;
 use crate::sandbox::output::CapturedOutput;
 use crate::sandbox::{PreparedTool, RunError, Sandbox, SandboxOptions};
@@ -34,6 +35,8 @@ pub enum CallError {
     Unavailable { tool: String, message: String },
     #[error("`{tool}` {error}")]
     Run { tool: String, error: RunError },
+    #[error("`{tool}` {error}")]
+    External { tool: String, error: McpCallError },
 }
 
 impl CallError {
@@ -54,6 +57,7 @@ impl CallError {
                 RunError::InvalidResult { .. } => "invalid-result",
                 RunError::Setup(_) => "failed",
             },
+            CallError::External { error, .. } => error.kind(),
         }
     }
 
@@ -92,6 +96,8 @@ pub struct Dispatcher {
     sandbox: OnceLock<Sandbox>,
     options: SandboxOptions,
     prepared: Mutex<HashMap<String, PreparedTool>>,
+    /// The external MCP servers, once started.
+    mcp: Option<McpServers>,
 }
 
 impl Dispatcher {
@@ -106,7 +112,23 @@ impl Dispatcher {
             sandbox: OnceLock::new(),
             options,
             prepared: Mutex::default(),
+            mcp: None,
         })
+    }
+
+    /// Starts the workspace's `[[mcp_server]]`s and adds their tools to the
+    /// registry (see [`crate::mcp::client`]). Blocks until every server has
+    /// answered or failed. A server that does not start, or a tool that
+    /// cannot be offered, is not an error: the run goes on without it, and
+    /// the problems returned say why, for the caller to show.
+    pub fn start_mcp_servers(&mut self) -> Result<Vec<ToolProblem>> {
+        if !self.config.mcp_servers.iter().any(|s| s.enabled) {
+            return Ok(Vec::new());
+        }
+        let (servers, started) = McpServers::start(&self.config.mcp_servers)?;
+        let problems = crate::mcp::external::register(&mut self.registry, &started);
+        self.mcp = Some(servers);
+        Ok(problems)
     }
 
     pub fn registry(&self) -> &Registry {
@@ -139,7 +161,8 @@ impl Dispatcher {
             return Ok(ready.clone());
         }
         let wasm = entry
-            .component
+            .component()
+            .with_context(|| format!("`{name}` is not a component"))?
             .read()
             .with_context(|| format!("cannot read the component of `{name}`"))?;
         let ready = self
@@ -249,19 +272,51 @@ impl Dispatcher {
             ToolSource::BuiltIn => crate::approval::preview::preview(&self.config, tool, args),
             _ => None,
         };
+        let warning = match &admitted.entry.backend {
+            Backend::Mcp(external) => Some(self.mcp_warning(external)),
+            Backend::Component(_) => None,
+        };
         ApprovalRequest {
             tool,
             args,
             mutates: admitted.entry.manifest.mutates,
             preview,
-            warning: None,
+            warning,
         }
     }
 
-    /// Runs an admitted (and, if it needed it, approved) call in its cell.
+    /// What an approval prompt says of an external tool.
+    fn mcp_warning(&self, external: &McpTool) -> String {
+        let command = self
+            .config
+            .mcp_servers
+            .iter()
+            .find(|s| s.name == external.server)
+            .map(|s| s.command_line())
+            .unwrap_or_default();
+        format!(
+            "not sandboxed: `{}` runs in the MCP server `{}` ({command}), a program with your rights, not in a cell",
+            external.tool, external.server
+        )
+    }
+
+    /// Runs an admitted (and, if it needed it, approved) call in its cell,
+    /// or on its MCP server.
     pub async fn execute(&self, admitted: Admitted<'_>, args: &Value) -> CallOutcome {
         let started = Instant::now();
         let name = admitted.entry.manifest.name.as_str();
+        if let Backend::Mcp(external) = &admitted.entry.backend {
+            let result = self.execute_external(external, &admitted.grant, args).await;
+            return CallOutcome {
+                result: result.map_err(|error| CallError::External {
+                    tool: name.into(),
+                    error,
+                }),
+                stdout: CapturedOutput::default(),
+                stderr: CapturedOutput::default(),
+                duration: started.elapsed(),
+            };
+        }
         let ready = self
             .sandbox()
             .and_then(|sandbox| Ok((sandbox, self.prepared(admitted.entry)?)));
@@ -287,6 +342,40 @@ impl Dispatcher {
             stderr: run.stderr,
             duration: started.elapsed(),
         }
+    }
+}
+
+impl Dispatcher {
+    /// One call of an external tool, under its grant's timeout and result cap.
+    async fn execute_external(
+        &self,
+        external: &McpTool,
+        grant: &ToolGrant,
+        args: &Value,
+    ) -> Result<Value, McpCallError> {
+        let Some(servers) = &self.mcp else {
+            return Err(McpCallError::Server(format!(
+                "the MCP server `{}` was not started",
+                external.server
+            )));
+        };
+        let arguments = args.as_object().cloned().unwrap_or_default();
+        let timeout = Duration::from_millis(grant.limits.timeout_ms);
+        let value = servers
+            .call(&external.server, &external.tool, arguments, timeout)
+            .await?;
+        let bytes = match &value {
+            Value::String(text) => text.len(),
+            other => other.to_string().len(),
+        };
+        let limit = grant.limits.max_output_bytes;
+        if bytes as u64 > limit {
+            return Err(McpCallError::TooLarge(format!(
+                "returned {bytes} bytes, over its output limit of {limit} bytes\n  fix: ask for less (a part of the file, fewer entries), or raise max_output_bytes under [tools.\"{}__{}\"]",
+                external.server, external.tool
+            )));
+        }
+        Ok(value)
     }
 }
 

@@ -135,6 +135,12 @@ pub fn remove(registry: &Registry, name: &str) -> Result<PathBuf> {
             "there is no tool named `{name}`\n  fix: `toolcell tools list` shows the installed tools"
         );
     };
+    if let crate::registry::Backend::Mcp(external) = &entry.backend {
+        bail!(
+            "`{name}` is a tool of the MCP server `{}`, not an installed one\n  fix: disable it in toolcell.toml ([tools.\"{name}\"] enabled = false), or remove that [[mcp_server]]",
+            external.server
+        );
+    }
     let Some(folder) = &entry.folder else {
         bail!(
             "`{name}` is built in and cannot be removed\n  fix: disable it in toolcell.toml: [tools.{name}] enabled = false"

@@ -2,6 +2,8 @@
 //! those installed in the workspace.
 //!
 //! Each installed tool is a folder holding `tool.toml` and `tool.wasm`.
+//! Tools of external MCP servers (`[[mcp_server]]`) are added after
+//! those, as `server__tool`, when the servers have listed them.
 //! Manifests are read at load (cheap); components are compiled only when a
 //! tool is first called. A tool whose manifest is broken, or whose name
 //! collides with one loaded earlier (built-in, then user, then workspace),
@@ -25,6 +27,8 @@ pub enum ToolSource {
     BuiltIn,
     User,
     Workspace,
+    /// An external MCP server's: a program, not a cell.
+    Mcp,
 }
 
 impl fmt::Display for ToolSource {
@@ -33,6 +37,7 @@ impl fmt::Display for ToolSource {
             ToolSource::BuiltIn => "built-in",
             ToolSource::User => "user",
             ToolSource::Workspace => "workspace",
+            ToolSource::Mcp => "mcp",
         })
     }
 }
@@ -54,20 +59,54 @@ impl ComponentSource {
     }
 }
 
+/// A tool of an external MCP server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct McpTool {
+    /// The server's name in the config.
+    pub server: String,
+    /// The tool's own name on the server.
+    pub tool: String,
+}
+
+/// What runs a tool's calls.
+#[derive(Debug, Clone)]
+pub enum Backend {
+    /// A component, in a fresh cell per call.
+    Component(ComponentSource),
+    /// An external MCP server.
+    Mcp(McpTool),
+}
+
 /// A known tool.
 #[derive(Debug)]
 pub struct ToolEntry {
     pub manifest: ToolManifest,
     pub source: ToolSource,
-    /// The folder it was loaded from (`None` for built-ins).
+    /// The folder it was loaded from (`None` for built-ins and MCP tools).
     pub folder: Option<PathBuf>,
-    pub component: ComponentSource,
+    pub backend: Backend,
     /// The compiled argument schema, built on the tool's first call: listing
     /// tools needs none.
     validator: OnceLock<jsonschema::Validator>,
 }
 
 impl ToolEntry {
+    /// Where it comes from, for listings: `workspace`, `mcp:fs`.
+    pub fn origin(&self) -> String {
+        match &self.backend {
+            Backend::Mcp(tool) => format!("mcp:{}", tool.server),
+            Backend::Component(_) => self.source.to_string(),
+        }
+    }
+
+    /// Its component, unless it is an external tool.
+    pub fn component(&self) -> Option<&ComponentSource> {
+        match &self.backend {
+            Backend::Component(component) => Some(component),
+            Backend::Mcp(_) => None,
+        }
+    }
+
     /// The compiled argument schema.
     pub fn validator(&self) -> Result<&jsonschema::Validator, String> {
         if let Some(validator) = self.validator.get() {
@@ -115,7 +154,7 @@ impl Registry {
                     manifest,
                     ToolSource::BuiltIn,
                     None,
-                    ComponentSource::Embedded(builtin.wasm),
+                    Backend::Component(ComponentSource::Embedded(builtin.wasm)),
                 ),
                 Err(e) => registry.problems.push(ToolProblem {
                     location: label,
@@ -151,7 +190,12 @@ impl Registry {
             match ToolManifest::load(&manifest_path) {
                 Ok(manifest) => {
                     let component = ComponentSource::File(folder.join(COMPONENT_FILE));
-                    self.insert(manifest, source, Some(folder), component);
+                    self.insert(
+                        manifest,
+                        source,
+                        Some(folder),
+                        Backend::Component(component),
+                    );
                 }
                 Err(e) => self.problems.push(ToolProblem {
                     location: format!("{source} tool {}", folder.display()),
@@ -166,11 +210,12 @@ impl Registry {
         manifest: ToolManifest,
         source: ToolSource,
         folder: Option<PathBuf>,
-        component: ComponentSource,
+        backend: Backend,
     ) {
-        let location = match &folder {
-            Some(f) => format!("{source} tool {}", f.display()),
-            None => format!("built-in tool `{}`", manifest.name),
+        let location = match (&folder, &backend) {
+            (Some(f), _) => format!("{source} tool {}", f.display()),
+            (None, Backend::Mcp(tool)) => format!("MCP server `{}`", tool.server),
+            (None, Backend::Component(_)) => format!("built-in tool `{}`", manifest.name),
         };
         if let Some(existing) = self.tools.get(&manifest.name) {
             self.problems.push(ToolProblem {
@@ -188,10 +233,15 @@ impl Registry {
                 manifest,
                 source,
                 folder,
-                component,
+                backend,
                 validator: OnceLock::new(),
             },
         );
+    }
+
+    /// Adds a tool of an external MCP server, described by `manifest`.
+    pub fn insert_mcp(&mut self, manifest: ToolManifest, tool: McpTool) {
+        self.insert(manifest, ToolSource::Mcp, None, Backend::Mcp(tool));
     }
 
     pub fn get(&self, name: &str) -> Option<&ToolEntry> {

@@ -18,6 +18,7 @@ mod limits;
 mod llama;
 mod manifests;
 mod mcp;
+mod mcp_client;
 mod model_fit;
 mod recovery;
 mod schedules;

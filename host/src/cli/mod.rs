@@ -172,7 +172,11 @@ fn load_workspace(config: &Option<PathBuf>) -> Result<(WorkspaceConfig, Registry
 /// A dispatcher over the workspace, with the sandbox started.
 fn open_dispatcher(config: &Option<PathBuf>) -> Result<Dispatcher> {
     let (config, registry) = load_workspace(config)?;
-    Dispatcher::new(config, registry, sandbox_options())
+    let mut dispatcher = Dispatcher::new(config, registry, sandbox_options())?;
+    for problem in dispatcher.start_mcp_servers()? {
+        eprintln!("warning: {problem}");
+    }
+    Ok(dispatcher)
 }
 
 fn sandbox_options() -> SandboxOptions {

@@ -10,7 +10,7 @@ use crate::grant::{ApprovalSource, ToolGrant};
 use crate::install::{self, ToolFiles};
 use crate::locations;
 use crate::manifest::ManifestApproval;
-use crate::registry::{Registry, ToolEntry};
+use crate::registry::{Backend, Registry, ToolEntry};
 use crate::sandbox::Sandbox;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
@@ -68,13 +68,14 @@ pub enum ToolsCommand {
 
 pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
     match command {
+        // Listing starts the MCP servers too: their tools are listed by them.
         ToolsCommand::List { json } => {
-            let (config, registry) = load_workspace(config)?;
-            list(&config, &registry, json)
+            let dispatcher = open_dispatcher(config)?;
+            list(dispatcher.config(), dispatcher.registry(), json)
         }
         ToolsCommand::Show { name, json } => {
-            let (config, registry) = load_workspace(config)?;
-            show(&config, &registry, &name, json)
+            let dispatcher = open_dispatcher(config)?;
+            show(dispatcher.config(), dispatcher.registry(), &name, json)
         }
         ToolsCommand::Call {
             name,
@@ -169,8 +170,14 @@ fn list(config: &WorkspaceConfig, registry: &Registry, json: bool) -> Result<i32
         .max()
         .unwrap_or(4)
         .max(4);
+    let origin_width = registry
+        .tools()
+        .map(|t| t.origin().len())
+        .max()
+        .unwrap_or(6)
+        .max(6);
     let mut table = format!(
-        "{:width$}  {:9}  {:8}  {:5}  DESCRIPTION",
+        "{:width$}  {:origin_width$}  {:8}  {:5}  DESCRIPTION",
         "NAME", "SOURCE", "APPROVAL", "FS"
     );
     for entry in registry.tools() {
@@ -180,11 +187,15 @@ fn list(config: &WorkspaceConfig, registry: &Registry, json: bool) -> Result<i32
             Err(_) => "invalid".to_string(),
         };
         table.push_str(&format!(
-            "\n{:width$}  {:9}  {:8}  {:5}  {}",
+            "\n{:width$}  {:origin_width$}  {:8}  {:5}  {}",
             entry.manifest.name,
-            entry.source.to_string(),
+            entry.origin(),
             approval,
-            entry.manifest.capabilities.fs.to_string(),
+            match entry.backend {
+                // Not a cell: the server's program can reach what the user can.
+                Backend::Mcp(_) => "any".to_string(),
+                Backend::Component(_) => entry.manifest.capabilities.fs.to_string(),
+            },
             shorten(&entry.manifest.description, DESCRIPTION_WIDTH)
         ));
     }
@@ -210,7 +221,7 @@ fn show(config: &WorkspaceConfig, registry: &Registry, name: &str, json: bool) -
     let m = &entry.manifest;
     let from = match &entry.folder {
         Some(folder) => format!("{}, {}", entry.source, folder.display()),
-        None => entry.source.to_string(),
+        None => entry.origin(),
     };
     let approval_source = match grant.approval_source {
         ApprovalSource::Manifest if m.approval == ManifestApproval::Always => {
@@ -276,7 +287,7 @@ fn describe(entry: &ToolEntry, grant: Option<&ToolGrant>) -> Value {
         "name": m.name,
         "version": m.version,
         "description": m.description,
-        "source": entry.source.to_string(),
+        "source": entry.origin(),
         "folder": entry.folder,
         "mutates": m.mutates,
         "parameters": m.parameters,

@@ -207,7 +207,11 @@ impl DaemonLock {
 
 fn dispatcher_for(config: &WorkspaceConfig, options: &DaemonOptions) -> Result<Dispatcher> {
     let registry = Registry::load(options.user_tools.as_deref(), &config.workspace_tools_dir());
-    Dispatcher::new(config.clone(), registry, options.sandbox.clone())
+    let mut dispatcher = Dispatcher::new(config.clone(), registry, options.sandbox.clone())?;
+    for problem in dispatcher.start_mcp_servers()? {
+        tracing::warn!("{problem}");
+    }
+    Ok(dispatcher)
 }
 
 /// What tells that the config file changed: its modification time, size

@@ -1,0 +1,153 @@
+//! External MCP tools in the registry: each listed tool becomes a
+//! [`ToolManifest`] named `server__tool`, with the server's JSON Schema
+//! (so arguments are validated before the server sees them), the server's
+//! call timeout as its limit, and `ask` as its default approval unless the
+//! server's config says `approval = "auto"`.
+
+use super::client::Started;
+use super::config::{McpServerConfig, ServerApproval};
+use crate::limits::{self, Limits};
+use crate::manifest::{Capabilities, ManifestApproval, ToolManifest};
+use crate::registry::{McpTool, Registry, ToolProblem};
+use serde_json::Value;
+
+/// Function names a model accepts: at most 64 bytes of `[A-Za-z0-9_-]`.
+const MAX_FUNCTION_NAME_LEN: usize = 64;
+
+/// Adds the tools each started server listed to `registry`; returns a
+/// problem for each server that did not start or tool that cannot be offered.
+pub fn register(registry: &mut Registry, started: &[Started]) -> Vec<ToolProblem> {
+    let mut problems = Vec::new();
+    for Started { server, tools } in started {
+        let location = format!("MCP server `{}` ({})", server.name, server.at);
+        let tools = match tools {
+            Ok(tools) => tools,
+            Err(error) => {
+                problems.push(ToolProblem {
+                    location,
+                    message: format!(
+                        "did not start, so its tools are not available in this run: {error}"
+                    ),
+                });
+                continue;
+            }
+        };
+        for tool in tools {
+            let name = function_name(&server.name, &tool.name);
+            let problem = if name.len() > MAX_FUNCTION_NAME_LEN {
+                Some(format!(
+                    "its tool `{}` would be named `{name}`, over the {MAX_FUNCTION_NAME_LEN} bytes models accept; it is left out\n  fix: give the server a shorter `name`",
+                    tool.name
+                ))
+            } else if registry.get(&name).is_some() {
+                Some(format!(
+                    "two of its tools are both named `{name}` once made into function names; `{}` is left out",
+                    tool.name
+                ))
+            } else {
+                None
+            };
+            if let Some(message) = problem {
+                problems.push(ToolProblem {
+                    location: location.clone(),
+                    message,
+                });
+                continue;
+            }
+            match manifest_for(server, &name, tool) {
+                Ok(manifest) => registry.insert_mcp(
+                    manifest,
+                    McpTool {
+                        server: server.name.clone(),
+                        tool: tool.name.to_string(),
+                    },
+                ),
+                Err(message) => problems.push(ToolProblem {
+                    location: location.clone(),
+                    message: format!("its tool `{}` is left out: {message}", tool.name),
+                }),
+            }
+        }
+    }
+    problems
+}
+
+/// `server__tool`, with characters models refuse in function names made `_`.
+pub fn function_name(server: &str, tool: &str) -> String {
+    let tool: String = tool
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{server}__{tool}")
+}
+
+/// The manifest of one external tool.
+fn manifest_for(
+    server: &McpServerConfig,
+    name: &str,
+    tool: &rmcp::model::Tool,
+) -> Result<ToolManifest, String> {
+    let parameters = Value::Object((*tool.input_schema).clone());
+    if parameters.get("type").and_then(Value::as_str) != Some("object") {
+        return Err("its input schema does not describe an object".into());
+    }
+    jsonschema::validator_for(&parameters)
+        .map_err(|e| format!("its input schema is not a usable JSON Schema: {e}"))?;
+    let read_only = tool
+        .annotations
+        .as_ref()
+        .and_then(|a| a.read_only_hint)
+        .unwrap_or(false);
+    let description = tool
+        .description
+        .as_deref()
+        .or(tool.title.as_deref())
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let timeout_ms = u64::try_from(server.call_timeout.as_millis()).unwrap_or(u64::MAX);
+    Ok(ToolManifest {
+        name: name.to_string(),
+        version: "mcp".into(),
+        description: if description.is_empty() {
+            format!("`{}` of the MCP server `{}`", tool.name, server.name)
+        } else {
+            description
+        },
+        // The server's hint is its own claim; it only marks the tool as
+        // read-only for listings and retries, never skips approval.
+        mutates: !read_only,
+        approval: match server.approval {
+            ServerApproval::Ask => ManifestApproval::Ask,
+            ServerApproval::Auto => ManifestApproval::Auto,
+        },
+        parameters,
+        capabilities: Capabilities::default(),
+        limits: Limits {
+            timeout_ms: timeout_ms.clamp(
+                *limits::TIMEOUT_MS_RANGE.start(),
+                *limits::TIMEOUT_MS_RANGE.end(),
+            ),
+            memory_mb: limits::DEFAULT_MEMORY_MB,
+            max_output_bytes: limits::DEFAULT_OUTPUT_BYTES,
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn function_names() {
+        assert_eq!(function_name("fs", "read_text_file"), "fs__read_text_file");
+        assert_eq!(function_name("ev", "get-sum"), "ev__get-sum");
+        assert_eq!(function_name("ev", "a.b c"), "ev__a_b_c");
+    }
+}

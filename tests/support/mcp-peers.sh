@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Provide the real MCP peers the MCP tests talk to, installed from npm and
+# cached between runs:
+#   - @modelcontextprotocol/server-filesystem  (reference server, stdio)
+#   - @modelcontextprotocol/server-everything  (the protocol's corners)
+#   - @modelcontextprotocol/inspector          (its --cli mode, as a client)
+# Versions are pinned so a test run means the same thing tomorrow; the
+# inspector is the last line that runs on Node 20.
+#
+# Output: on success exactly one line on stdout,
+#   MCP_NODE_MODULES=/abs/path/node_modules
+# and npm's chatter on stderr. Non-zero exit on any failure.
+#
+# Cache: ${TOOLCELL_TEST_CACHE:-$HOME/.cache/toolcell-test}/mcp-npm-<key>,
+# where <key> changes with the pinned versions. It is installed in a scratch
+# folder and renamed into place (atomic), under a flock, so a killed or
+# concurrent run never leaves a half-installed tree.
+set -Eeuo pipefail
+exec 3>&1 1>&2
+
+PACKAGES=(
+    @modelcontextprotocol/server-filesystem@2026.8.31
+    @modelcontextprotocol/server-everything@2026.8.31
+    @modelcontextprotocol/inspector@0.15.0
+)
+
+command -v node >/dev/null || { echo "mcp-peers.sh: node is not installed (apt-get install nodejs npm)"; exit 1; }
+command -v npm >/dev/null || { echo "mcp-peers.sh: npm is not installed (apt-get install npm)"; exit 1; }
+
+cache=${TOOLCELL_TEST_CACHE:-$HOME/.cache/toolcell-test}
+key=$(printf '%s\n' "${PACKAGES[@]}" | sha256sum | cut -c1-12)
+dest="$cache/mcp-npm-$key"
+mkdir -p "$cache"
+
+if [[ ! -d "$dest/node_modules" ]]; then
+    exec 9>"$cache/mcp-npm.lock"
+    flock -w "${TOOLCELL_LOCK_TIMEOUT:-600}" 9
+    if [[ ! -d "$dest/node_modules" ]]; then
+        scratch=$(mktemp -d "$cache/.mcp-npm.XXXXXX")
+        trap 'rm -rf "$scratch"' EXIT
+        echo '{"private": true}' > "$scratch/package.json"
+        npm install --prefix "$scratch" --no-audit --no-fund --loglevel=error "${PACKAGES[@]}"
+        rm -rf "$dest"
+        mv "$scratch" "$dest"
+        trap - EXIT
+    fi
+fi
+echo "MCP_NODE_MODULES=$dest/node_modules" >&3
