@@ -18,6 +18,10 @@ struct Session {
     stdin: ChildStdin,
     answers: mpsc::Receiver<Value>,
     next_id: u64,
+    /// How to answer the server's elicitation requests, in order.
+    elicit_answers: std::collections::VecDeque<&'static str>,
+    /// The elicitation requests the server made.
+    asked: Vec<Value>,
 }
 
 impl Drop for Session {
@@ -29,6 +33,11 @@ impl Drop for Session {
 
 impl Session {
     fn start(ws: &Workspace, args: &[&str]) -> Self {
+        Self::start_with(ws, args, json!({}))
+    }
+
+    /// A session whose client declares `capabilities`.
+    fn start_with(ws: &Workspace, args: &[&str], capabilities: Value) -> Self {
         let mut command = ws.command(&[&["mcp"], args].concat());
         let mut child = command
             .stdin(Stdio::piped())
@@ -54,10 +63,12 @@ impl Session {
             stdin,
             answers,
             next_id: 0,
+            elicit_answers: Default::default(),
+            asked: Vec::new(),
         };
         let init = session.request(
             "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}),
+            json!({"protocolVersion": "2025-06-18", "capabilities": capabilities, "clientInfo": {"name": "test", "version": "1"}}),
         );
         assert_eq!(init["serverInfo"]["name"], "toolcell", "{init}");
         session.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -79,7 +90,18 @@ impl Session {
                 .answers
                 .recv_timeout(ANSWER_LIMIT)
                 .unwrap_or_else(|_| panic!("no answer to {method}"));
-            if message["id"] == id {
+            if message["method"] == "elicitation/create" {
+                let action = self
+                    .elicit_answers
+                    .pop_front()
+                    .unwrap_or_else(|| panic!("an unexpected elicitation: {message}"));
+                self.asked.push(message["params"].clone());
+                self.send(
+                    json!({"jsonrpc": "2.0", "id": message["id"], "result": {"action": action}}),
+                );
+                continue;
+            }
+            if message["id"] == id && message.get("method").is_none() {
                 assert!(message.get("error").is_none(), "{method}: {message}");
                 return message["result"].clone();
             }
@@ -178,4 +200,159 @@ fn an_mcp_client_lists_and_calls_the_tools_in_their_cells() {
             .iter()
             .any(|r| r["title"] == "mcp: read_file" && r["status"] == "failed")
     );
+}
+
+/// `toolcell mcp` driven by the MCP Inspector's command-line mode
+/// (`@modelcontextprotocol/inspector --cli`), a client we did not write.
+fn inspector(ws: &Workspace, method_args: &[&str]) -> Value {
+    let bin = crate::mcp_client::node_modules().join(".bin/mcp-inspector");
+    let harness = ws.command(&[]);
+    // The inspector starts the server with a minimal environment: the
+    // harness's variables are passed with `-e`.
+    let mut args: Vec<String> = vec!["--cli".into()];
+    for (key, value) in harness.get_envs() {
+        if let Some(value) = value {
+            args.push("-e".into());
+            args.push(format!(
+                "{}={}",
+                key.to_string_lossy(),
+                value.to_string_lossy()
+            ));
+        }
+    }
+    args.push(env!("CARGO_BIN_EXE_toolcell").into());
+    args.push("mcp".into());
+    args.extend(method_args.iter().map(|a| a.to_string()));
+    let output = std::process::Command::new(&bin)
+        .args(&args)
+        .current_dir(&ws.root)
+        .output()
+        .expect("the inspector runs");
+    assert!(
+        output.status.success(),
+        "inspector {method_args:?}: {}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "the inspector printed no JSON ({e}): {}",
+            String::from_utf8_lossy(&output.stdout)
+        )
+    })
+}
+
+#[test]
+fn the_mcp_inspector_lists_and_calls_the_tools_and_sees_the_cli_refusal() {
+    let ws = Workspace::new();
+    ws.write("notes/a.md", "# Alpha\nthe word is pumpkin\n");
+    std::fs::write(ws.outer.join("secret.txt"), "secret").unwrap();
+
+    let listed = inspector(&ws, &["--method", "tools/list"]);
+    let names: Vec<&str> = listed["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    for name in ["read_file", "search_files", "write_file", "list_directory"] {
+        assert!(names.contains(&name), "{name} in {names:?}");
+    }
+
+    let read = inspector(
+        &ws,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "read_file",
+            "--tool-arg",
+            "path=notes/a.md",
+        ],
+    );
+    assert_eq!(read["isError"], false, "{read}");
+    assert_eq!(
+        read["structuredContent"]["content"],
+        "# Alpha\nthe word is pumpkin\n"
+    );
+
+    let found = inspector(
+        &ws,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "search_files",
+            "--tool-arg",
+            "path=.",
+            "--tool-arg",
+            "query=pumpkin",
+        ],
+    );
+    assert_eq!(found["isError"], false, "{found}");
+    assert_eq!(
+        found["structuredContent"]["matches"][0]["path"],
+        "notes/a.md"
+    );
+
+    let escape = inspector(
+        &ws,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "read_file",
+            "--tool-arg",
+            "path=../secret.txt",
+        ],
+    );
+    assert_eq!(escape["isError"], true, "{escape}");
+    let (_, cli) = ws.call("read_file", json!({"path": "../secret.txt"}));
+    let cli_message = cli["error"]["message"].as_str().unwrap();
+    assert!(
+        text(&escape).contains(cli_message),
+        "the same refusal: {escape} vs {cli}"
+    );
+}
+
+#[test]
+fn a_client_with_elicitation_is_asked_before_a_call_that_needs_approval() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "one\ntwo\n");
+    let mut mcp = Session::start_with(&ws, &[], json!({"elicitation": {}}));
+    mcp.elicit_answers.extend(["accept", "decline"]);
+
+    let wrote = mcp.call(
+        "write_file",
+        json!({"path": "a.txt", "content": "one\nTWO\n"}),
+    );
+    assert_eq!(wrote["isError"], false, "{wrote}");
+    assert_eq!(ws.read("a.txt"), "one\nTWO\n");
+    let asked = mcp.asked[0]["message"].as_str().unwrap().to_string();
+    assert!(
+        asked.contains("allow `write_file`") && asked.contains("-two") && asked.contains("+TWO"),
+        "the question shows the call and its change: {asked}"
+    );
+
+    let declined = mcp.call("write_file", json!({"path": "a.txt", "content": "gone\n"}));
+    assert_eq!(declined["isError"], true, "{declined}");
+    assert!(
+        text(&declined).contains("declined it in the MCP client"),
+        "{declined}"
+    );
+    assert_eq!(ws.read("a.txt"), "one\nTWO\n", "nothing written");
+
+    // Read-only tools are not asked about; grants on the command line skip asking.
+    let read = mcp.call("read_file", json!({"path": "a.txt"}));
+    assert_eq!(read["isError"], false, "{read}");
+    assert_eq!(mcp.asked.len(), 2);
+    drop(mcp);
+    let mut granted = Session::start_with(
+        &ws,
+        &["--approve", "write_file"],
+        json!({"elicitation": {}}),
+    );
+    let wrote = granted.call("write_file", json!({"path": "b.txt", "content": "x"}));
+    assert_eq!(wrote["isError"], false, "{wrote}");
+    assert!(granted.asked.is_empty());
 }

@@ -6,25 +6,27 @@
 //! call goes the same way as from the agent or a workflow (`calls::ToolRunner`:
 //! validation, policy, approval, a fresh cell, the run store): a path
 //! outside the roots is refused exactly as on the command line. Nobody can
-//! be asked on a terminal here, so a tool that needs approval runs only if
-//! it was granted up front (`--approve TOOL`, `--yes`, or `approval =
-//! "auto"` under `[tools.NAME]`); otherwise the call is refused with a
-//! message saying how to grant it. Each call is recorded as a run of kind
-//! `mcp` (`toolcell runs list`).
+//! be asked on a terminal here; a call that needs approval runs if it was
+//! granted up front (`--approve TOOL`, `--yes`, or `approval = "auto"`
+//! under `[tools.NAME]`), else, when the client supports MCP elicitation,
+//! the client's user is asked (the call, its arguments and the change it
+//! would make); otherwise the call is refused with a message saying how to
+//! grant it. Each call is recorded as a run of kind `mcp` (`toolcell runs
+//! list`).
 
 use crate::agent::offered_tools;
 use crate::agent::view::Silent;
-use crate::approval::Approver;
+use crate::approval::{ApprovalRequest, Approver, Decision, StandingApprovals};
 use crate::calls::{Recording, ToolRunner};
 use crate::dispatch::Dispatcher;
 use crate::llm::ToolCall;
 use crate::store::{RunStatus, Store};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-    ToolAnnotations,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
+    ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{ElicitationMode, Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
 use serde_json::Value;
 use std::sync::Arc;
@@ -35,7 +37,8 @@ use tokio_util::sync::CancellationToken;
 pub struct ToolServer {
     pub dispatcher: Arc<Dispatcher>,
     pub store: Arc<Store>,
-    pub approver: Arc<dyn Approver>,
+    /// What was granted on the command line.
+    pub approvals: Arc<StandingApprovals>,
     /// Numbers the calls, for their ids in the run records.
     calls: AtomicU64,
 }
@@ -44,12 +47,12 @@ impl ToolServer {
     pub fn new(
         dispatcher: Arc<Dispatcher>,
         store: Arc<Store>,
-        approver: Arc<dyn Approver>,
+        approvals: Arc<StandingApprovals>,
     ) -> Self {
         Self {
             dispatcher,
             store,
-            approver,
+            approvals,
             calls: AtomicU64::new(0),
         }
     }
@@ -77,7 +80,7 @@ impl ToolServer {
     }
 
     /// Runs one call through the shared call path and records it as a run.
-    async fn call(&self, name: &str, arguments: Value) -> CallToolResult {
+    async fn call(&self, name: &str, arguments: Value, client: Peer<RoleServer>) -> CallToolResult {
         let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let run = match self.store.start_run("mcp", &format!("mcp: {name}"), None) {
             Ok(run) => Some(run),
@@ -90,9 +93,13 @@ impl ToolServer {
             store: &self.store,
             run,
         });
+        let approver = AskTheClient {
+            client,
+            granted: &self.approvals,
+        };
         let runner = ToolRunner {
             dispatcher: &self.dispatcher,
-            approver: self.approver.as_ref(),
+            approver: &approver,
             recording,
         };
         let call = ToolCall {
@@ -153,9 +160,67 @@ impl ServerHandler for ToolServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
-        Ok(self.call(&request.name, arguments).await.into())
+        let client = context.peer.clone();
+        Ok(self.call(&request.name, arguments, client).await.into())
     }
+}
+
+/// Approvals for one call: what was granted up front, else the client's
+/// user through MCP elicitation when the client offers it, else a denial
+/// that says how to grant the tool.
+struct AskTheClient<'a> {
+    client: Peer<RoleServer>,
+    granted: &'a StandingApprovals,
+}
+
+#[async_trait::async_trait]
+impl Approver for AskTheClient<'_> {
+    async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision {
+        let granted = self.granted.all || self.granted.tools.contains(request.tool);
+        let can_ask = self
+            .client
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form);
+        if granted || !can_ask {
+            return self.granted.decide(request).await;
+        }
+        // An empty form: the client shows the message with accept / decline.
+        let ask = ElicitRequestParams::FormElicitationParams {
+            meta: None,
+            message: approval_message(request),
+            requested_schema: ElicitationSchema::new(Default::default()),
+        };
+        match self.client.create_elicitation(ask).await {
+            Ok(answer) => match answer.action {
+                ElicitationAction::Accept => Decision::Approved,
+                ElicitationAction::Decline => {
+                    Decision::Declined("the user declined it in the MCP client".into())
+                }
+                _ => Decision::Declined("the user cancelled it in the MCP client".into()),
+            },
+            Err(e) => Decision::Declined(format!(
+                "the MCP client could not ask the user ({e}); grant it with {}",
+                self.granted.grant_hint.replace("{tool}", request.tool)
+            )),
+        }
+    }
+}
+
+/// What the client's user is asked: the call, its arguments, the change it
+/// would make and any warning, as the terminal prompt shows them.
+fn approval_message(request: &ApprovalRequest<'_>) -> String {
+    let mut text = format!(
+        "toolcell: allow `{}` to run with {}?",
+        request.tool, request.args
+    );
+    if let Some(warning) = &request.warning {
+        text.push_str(&format!("\n\n{warning}"));
+    }
+    if let Some(preview) = &request.preview {
+        text.push_str(&format!("\n\n{preview}"));
+    }
+    text
 }
