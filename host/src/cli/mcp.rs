@@ -37,7 +37,7 @@ pub fn run(config: &Option<PathBuf>, args: McpArgs) -> Result<i32> {
     runtime.block_on(async {
         let server = ToolServer::new(dispatcher, store, approver);
         let service = server
-            .serve(rmcp::transport::io::stdio())
+            .serve(rmcp::transport::io::stdio_pipes())
             .await
             .context("the MCP client did not start a session")?;
         service

@@ -1,0 +1,531 @@
+//! Latency of reading a 4 KB file through MCP stdio (see BENCHMARKS.md).
+//!
+//! `cargo bench -p toolcell --bench mcp`
+//!
+//! What an MCP client waits for, from writing a `tools/call` line to having
+//! parsed the whole answer, against two servers in the same run:
+//!
+//! 1. `toolcell mcp --approve read_file` (the release binary), tool
+//!    `read_file`: every call validated, checked against the policy, run in a
+//!    fresh sandbox and recorded as a run in the workspace's SQLite store;
+//! 2. the reference Node server `@modelcontextprotocol/server-filesystem`
+//!    (installed and cached by `tests/support/mcp-peers.sh`), tool
+//!    `read_text_file`, a plain `fs.readFile` in the server's process.
+//!
+//! The client is the bench itself: JSON-RPC 2.0, one message per line,
+//! stdout read through a `BufReader`, one connection per server, strictly
+//! sequential calls. Every answer is checked (no `isError`, the file's
+//! marker in the text, the whole 4 KB in the structured content), so a
+//! refusal can never pass for a fast call.
+//!
+//! To split toolcell's figure, the same run also measures:
+//!
+//! - a `ping` round trip on each connection: the transport and the MCP
+//!   SDK's dispatch with no work, the floor under any call;
+//! - in process, with the library: `Dispatcher::call` (validation, policy,
+//!   instantiation, the call; no transport, no store), and the whole of what
+//!   the MCP server does per call (`ToolRunner` with a run recorded in a
+//!   `Store`, as `mcp::server::ToolServer::call` does), which shows the
+//!   store's share; and that again as a task spawned on a 2-worker runtime
+//!   (how rmcp runs each request in `toolcell mcp`), which shows the cost
+//!   of the hand-off to a worker thread.
+//!
+//! The client's own part, parsing the answer (larger from toolcell: its
+//! text is the JSON result, the file escaped inside it), is measured too.
+//!
+//! Subtracting: call − ping ≈ server-side work; runner+store − dispatcher ≈
+//! the store; call − ping − spawned runner+store ≈ what the server adds
+//! around the work (serialising the 4 KB answer twice, once as JSON text in
+//! a JSON string, the response's own trip through rmcp's channels).
+//!
+//! The run is sequential, not interleaved: the machines are noisy, so run
+//! it twice and compare ratios within one run.
+
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
+use toolcell::agent::view::Silent;
+use toolcell::approval::{Approver, StandingApprovals};
+use toolcell::calls::{Recording, ToolRunner};
+use toolcell::config::WorkspaceConfig;
+use toolcell::dispatch::Dispatcher;
+use toolcell::llm::ToolCall;
+use toolcell::registry::Registry;
+use toolcell::sandbox::{Allocation, SandboxOptions};
+use toolcell::store::{RunStatus, Store};
+
+/// Measured calls per case, sequential on one connection (the count).
+const CALLS: usize = 1_000;
+/// Unmeasured calls first: the component compiles (or loads from the cache)
+/// on toolcell's first call, and Node's JIT warms up on the reference's.
+const WARMUP: usize = 100;
+/// The size of the file read (the case).
+const FILE_SIZE: usize = 4096;
+/// The file starts with this; every answer must contain it.
+const MARKER: &str = "toolcell-mcp-bench-marker-5e1d";
+/// The protocol version the client asks for.
+const PROTOCOL: &str = "2025-06-18";
+
+fn main() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let workspace = base.join("workspace");
+    std::fs::create_dir(&workspace).unwrap();
+    let cache = base.join("cache");
+    let data = base.join("data");
+    write_file(&workspace.join("file.txt"));
+
+    // 1. toolcell's server.
+    let mut toolcell = Client::start(
+        Command::new(env!("CARGO_BIN_EXE_toolcell"))
+            .args(["mcp", "--approve", "read_file"])
+            .current_dir(&workspace)
+            .env("TOOLCELL_CACHE_DIR", &cache)
+            .env("TOOLCELL_DATA_DIR", &data),
+        "toolcell",
+    );
+    let toolcell_call = call_line("read_file", json!({"path": "file.txt"}));
+    toolcell.warm_up(&toolcell_call);
+    let toolcell_calls = toolcell.calls(&toolcell_call);
+    let (toolcell_bytes, toolcell_parse) = toolcell.parse_cost();
+    let toolcell_pings = toolcell.pings();
+
+    // 2. The reference server.
+    let script = node_modules()
+        .join("@modelcontextprotocol/server-filesystem/dist/index.js")
+        .canonicalize()
+        .expect("server-filesystem is installed");
+    let mut reference = Client::start(
+        Command::new("node")
+            .arg(&script)
+            .arg(&workspace)
+            .current_dir(&workspace),
+        "secure-filesystem-server",
+    );
+    let reference_call = call_line(
+        "read_text_file",
+        json!({"path": workspace.join("file.txt").display().to_string()}),
+    );
+    reference.warm_up(&reference_call);
+    let reference_calls = reference.calls(&reference_call);
+    let (reference_bytes, reference_parse) = reference.parse_cost();
+    let reference_pings = reference.pings();
+    drop(toolcell);
+    drop(reference);
+
+    // 3. In process: the same work without the transport.
+    let local = in_process(&workspace, &cache, &base.join("state"));
+
+    println!(
+        "MCP stdio, read_file of a {FILE_SIZE}-byte file: {CALLS} sequential calls per case on one connection, after {WARMUP} warm-up calls\n"
+    );
+    println!(
+        "{:<58} {:>9} {:>9} {:>9} {:>9}",
+        "case (µs)", "p50", "p90", "p99", "max"
+    );
+    let toolcell_stats = Stats::of(toolcell_calls);
+    let reference_stats = Stats::of(reference_calls);
+    for (label, stats) in [
+        ("toolcell mcp, tools/call read_file", &toolcell_stats),
+        (
+            "server-filesystem (Node), tools/call read_text_file",
+            &reference_stats,
+        ),
+        (
+            "toolcell mcp, ping (transport + rmcp floor)",
+            &Stats::of(toolcell_pings),
+        ),
+        ("server-filesystem, ping", &Stats::of(reference_pings)),
+        (
+            &format!("client: parsing toolcell's answer ({toolcell_bytes} B)"),
+            &Stats::of(toolcell_parse),
+        ),
+        (
+            &format!("client: parsing the reference's answer ({reference_bytes} B)"),
+            &Stats::of(reference_parse),
+        ),
+        (
+            "in process: Dispatcher::call (no transport, no store)",
+            &Stats::of(local.dispatcher),
+        ),
+        (
+            "in process: ToolRunner + run recorded in Store",
+            &Stats::of(local.recorded),
+        ),
+        (
+            "in process: the same, spawned on 2 workers (as the server)",
+            &Stats::of(local.recorded_spawned),
+        ),
+    ] {
+        println!(
+            "{label:<58} {:>9.1} {:>9.1} {:>9.1} {:>9.1}",
+            micros(stats.p50),
+            micros(stats.p90),
+            micros(stats.p99),
+            micros(stats.max)
+        );
+    }
+    let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
+    println!(
+        "\nratio toolcell / server-filesystem: p50 {:.2}x, p99 {:.2}x",
+        ratio(toolcell_stats.p50, reference_stats.p50),
+        ratio(toolcell_stats.p99, reference_stats.p99)
+    );
+}
+
+/// [`FILE_SIZE`] bytes of text lines, starting with [`MARKER`].
+fn write_file(path: &Path) {
+    let line = "toolcell benchmark line of text, sixty-three bytes long......\n";
+    let mut text = format!("{MARKER}\n");
+    while text.len() < FILE_SIZE {
+        text.push_str(line);
+    }
+    text.truncate(FILE_SIZE);
+    std::fs::write(path, text).unwrap();
+}
+
+/// The `node_modules` folder `tests/support/mcp-peers.sh` installs (cached).
+fn node_modules() -> PathBuf {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/support/mcp-peers.sh");
+    let setup = Command::new("bash")
+        .arg(script)
+        .output()
+        .expect("run mcp-peers.sh");
+    assert!(
+        setup.status.success(),
+        "mcp-peers.sh failed (it needs node and npm):\n{}",
+        String::from_utf8_lossy(&setup.stderr)
+    );
+    let out = String::from_utf8(setup.stdout).unwrap();
+    let dir = out
+        .lines()
+        .find_map(|l| l.strip_prefix("MCP_NODE_MODULES="))
+        .unwrap_or_else(|| panic!("mcp-peers.sh printed {out:?}"));
+    PathBuf::from(dir)
+}
+
+/// The params of a `tools/call`, as they go on the wire (the id is added per call).
+fn call_line(tool: &str, arguments: Value) -> Value {
+    json!({"name": tool, "arguments": arguments})
+}
+
+/// A minimal MCP client over a child's stdio.
+struct Client {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+    next_id: u64,
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Client {
+    /// Starts the server and opens the session; `name` is the server's
+    /// `serverInfo.name`, checked.
+    fn start(command: &mut Command, name: &str) -> Self {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("start the {name} server: {e}"));
+        let stdin = child.stdin.take().unwrap();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        let mut client = Self {
+            child,
+            stdin,
+            stdout,
+            line: String::new(),
+            next_id: 0,
+        };
+        let init = client.request(
+            "initialize",
+            json!({"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "toolcell-bench", "version": "1"}}),
+        );
+        assert_eq!(init["serverInfo"]["name"], name, "{init}");
+        client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+        client
+    }
+
+    /// Writes one message (a line).
+    fn send(&mut self, message: &str) {
+        self.stdin.write_all(message.as_bytes()).unwrap();
+        self.stdin.write_all(b"\n").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next request's text and id.
+    fn next(&mut self, method: &str, params: &Value) -> (String, u64) {
+        self.next_id += 1;
+        let id = self.next_id;
+        let message =
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string();
+        (message, id)
+    }
+
+    /// Reads lines until the response to `id`, skipping the server's
+    /// notifications and requests; returns its `result`.
+    fn answer(&mut self, id: u64) -> Value {
+        loop {
+            self.line.clear();
+            let n = self.stdout.read_line(&mut self.line).unwrap();
+            assert!(n > 0, "the server closed its stdout");
+            let message: Value = serde_json::from_str(&self.line)
+                .unwrap_or_else(|e| panic!("not JSON-RPC: {:?}: {e}", self.line));
+            if message.get("method").is_none() && message["id"] == id {
+                assert!(message.get("error").is_none(), "{message}");
+                return message
+                    .get("result")
+                    .cloned()
+                    .unwrap_or_else(|| panic!("no result: {message}"));
+            }
+        }
+    }
+
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let (message, id) = self.next(method, &params);
+        self.send(&message);
+        self.answer(id)
+    }
+
+    /// One timed `tools/call`: from the write to the parsed answer. The
+    /// answer is checked after the clock stops.
+    fn timed_call(&mut self, params: &Value) -> Duration {
+        let (message, id) = self.next("tools/call", params);
+        let start = Instant::now();
+        self.send(&message);
+        let result = self.answer(id);
+        let elapsed = start.elapsed();
+        check(&result);
+        elapsed
+    }
+
+    fn warm_up(&mut self, params: &Value) {
+        for _ in 0..WARMUP {
+            self.timed_call(params);
+        }
+    }
+
+    fn calls(&mut self, params: &Value) -> Vec<Duration> {
+        (0..CALLS).map(|_| self.timed_call(params)).collect()
+    }
+
+    /// The size of the last answer read, and [`CALLS`] timings of parsing
+    /// it again: the client's own share of each call's figure.
+    fn parse_cost(&self) -> (usize, Vec<Duration>) {
+        let samples = (0..CALLS)
+            .map(|_| {
+                let start = Instant::now();
+                let message: Value = serde_json::from_str(&self.line).unwrap();
+                let elapsed = start.elapsed();
+                std::hint::black_box(message);
+                elapsed
+            })
+            .collect();
+        (self.line.len(), samples)
+    }
+
+    /// [`CALLS`] timed `ping` round trips (after a few unmeasured ones).
+    fn pings(&mut self) -> Vec<Duration> {
+        let mut samples = Vec::with_capacity(CALLS);
+        for i in 0..WARMUP + CALLS {
+            let (message, id) = self.next("ping", &json!({}));
+            let start = Instant::now();
+            self.send(&message);
+            let result = self.answer(id);
+            let elapsed = start.elapsed();
+            assert!(result.is_object(), "ping: {result}");
+            if i >= WARMUP {
+                samples.push(elapsed);
+            }
+        }
+        samples
+    }
+}
+
+/// A `tools/call` result that really read the file.
+fn check(result: &Value) {
+    assert_ne!(result["isError"], true, "the call failed: {result}");
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(
+        text.contains(MARKER),
+        "the file's text is missing: {result}"
+    );
+    let content = result["structuredContent"]["content"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(content.len(), FILE_SIZE, "not the whole file: {result}");
+}
+
+/// The in-process figures, each [`CALLS`] after [`WARMUP`].
+struct InProcess {
+    /// `Dispatcher::call` on a current-thread runtime.
+    dispatcher: Vec<Duration>,
+    /// What `ToolServer::call` does, on a current-thread runtime.
+    recorded: Vec<Duration>,
+    /// The same, spawned as a task on a 2-worker runtime and awaited from
+    /// outside it, as rmcp runs each request in `toolcell mcp`.
+    recorded_spawned: Vec<Duration>,
+}
+
+fn in_process(workspace: &Path, cache: &Path, state: &Path) -> InProcess {
+    let config = WorkspaceConfig::default_for(workspace).unwrap();
+    let registry = Registry::load(None, &config.workspace_tools_dir());
+    let options = SandboxOptions {
+        // Where the server keeps them (`TOOLCELL_CACHE_DIR/components`).
+        cache_dir: Some(cache.join("components")),
+        allocation: Allocation::Pooling,
+    };
+    let dispatcher = Arc::new(Dispatcher::new(config, registry, options).unwrap());
+    // What the server is granted with `--approve read_file`.
+    let approver = Arc::new(StandingApprovals {
+        all: false,
+        tools: ["read_file".to_string()].into_iter().collect(),
+        ask: None,
+        grant_hint: "--approve {tool}",
+    });
+    let store = Arc::new(Store::open(state).unwrap());
+    let args = Arc::new(json!({"path": "file.txt"}));
+    let current = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    // As `toolcell mcp` builds its runtime (host/src/cli/mcp.rs).
+    let workers = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+
+    let measure = |call: &mut dyn FnMut(u64) -> Duration| {
+        (0..(WARMUP + CALLS) as u64)
+            .map(call)
+            .skip(WARMUP)
+            .collect::<Vec<_>>()
+    };
+    let dispatcher_samples = measure(&mut |_| {
+        let start = Instant::now();
+        let outcome = current.block_on(dispatcher.call("read_file", &args, approver.as_ref()));
+        let elapsed = start.elapsed();
+        check_value(outcome.result.as_ref().unwrap());
+        elapsed
+    });
+    let recorded_samples = measure(&mut |n| {
+        let start = Instant::now();
+        let text = current.block_on(recorded_call(
+            &dispatcher,
+            &store,
+            approver.as_ref(),
+            n,
+            &args,
+        ));
+        let elapsed = start.elapsed();
+        assert!(text.contains(MARKER), "{text}");
+        elapsed
+    });
+    let spawned_samples = measure(&mut |n| {
+        let (dispatcher, store, approver, args) = (
+            dispatcher.clone(),
+            store.clone(),
+            approver.clone(),
+            args.clone(),
+        );
+        let start = Instant::now();
+        let text = workers
+            .block_on(workers.spawn(async move {
+                recorded_call(&dispatcher, &store, approver.as_ref(), n, &args).await
+            }))
+            .unwrap();
+        let elapsed = start.elapsed();
+        assert!(text.contains(MARKER), "{text}");
+        elapsed
+    });
+    InProcess {
+        dispatcher: dispatcher_samples,
+        recorded: recorded_samples,
+        recorded_spawned: spawned_samples,
+    }
+}
+
+/// A `read_file` result with the whole file.
+fn check_value(value: &Value) {
+    let content = value["content"].as_str().unwrap_or_default();
+    assert!(
+        content.len() == FILE_SIZE && content.starts_with(MARKER),
+        "{value}"
+    );
+}
+
+/// One call as `ToolServer::call` (host/src/mcp/server.rs) makes it, less
+/// the MCP types: a run and its tool call recorded in the store, the call
+/// through `ToolRunner`, both ends recorded; returns the answer's text.
+async fn recorded_call(
+    dispatcher: &Dispatcher,
+    store: &Store,
+    approver: &dyn Approver,
+    n: u64,
+    args: &Value,
+) -> String {
+    let run = store.start_run("mcp", "mcp: read_file", None).unwrap();
+    let runner = ToolRunner {
+        dispatcher,
+        approver,
+        recording: Some(Recording { store, run }),
+    };
+    let call = ToolCall {
+        id: format!("mcp_{n}"),
+        name: "read_file".into(),
+        arguments: args.to_string(),
+    };
+    let row = runner.start(&call);
+    let mut result = runner
+        .run(&call, args, &mut Silent, &CancellationToken::new())
+        .await;
+    let content = result.content.clone();
+    runner.finish(&call, row, &mut result, &content);
+    let status = if result.value.is_some() {
+        RunStatus::Succeeded
+    } else {
+        RunStatus::Failed
+    };
+    store
+        .finish_run(run, status, None, result.error_message.as_deref())
+        .unwrap();
+    let value = result.value.unwrap_or_else(|| panic!("{}", result.content));
+    check_value(&value);
+    value.to_string()
+}
+
+struct Stats {
+    p50: Duration,
+    p90: Duration,
+    p99: Duration,
+    max: Duration,
+}
+
+impl Stats {
+    fn of(mut samples: Vec<Duration>) -> Self {
+        samples.sort();
+        let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+        Self {
+            p50: at(0.50),
+            p90: at(0.90),
+            p99: at(0.99),
+            max: samples[samples.len() - 1],
+        }
+    }
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
