@@ -200,6 +200,22 @@ fn an_mcp_client_lists_and_calls_the_tools_in_their_cells() {
             .iter()
             .any(|r| r["title"] == "mcp: read_file" && r["status"] == "failed")
     );
+    // A read-only call is recorded after it answered, whole: the run and its call.
+    let first_read = mcp_runs
+        .iter()
+        .filter(|r| r["title"] == "mcp: read_file" && r["status"] == "succeeded")
+        .map(|r| r["id"].to_string())
+        .next_back()
+        .expect("a recorded read");
+    let record = ws.run(&["runs", "show", &first_read, "--json"]).json();
+    let call = &record["tool_calls"][0];
+    assert_eq!(call["tool"], "read_file", "{record}");
+    assert_eq!(call["status"], "done", "{record}");
+    assert_eq!(call["decision"], "auto", "{record}");
+    assert!(
+        call["result"].as_str().unwrap().contains("pumpkin"),
+        "{record}"
+    );
 }
 
 /// `toolcell mcp` driven by the MCP Inspector's command-line mode

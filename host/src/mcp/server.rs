@@ -17,10 +17,10 @@
 use crate::agent::offered_tools;
 use crate::agent::view::Silent;
 use crate::approval::{ApprovalRequest, Approver, Decision, StandingApprovals};
-use crate::calls::{Recording, ToolRunner};
+use crate::calls::{CallResult, Recording, ToolRunner};
 use crate::dispatch::Dispatcher;
 use crate::llm::ToolCall;
-use crate::store::{RunStatus, Store};
+use crate::store::{CallRun, RunStatus, Store};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
     ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
@@ -80,13 +80,30 @@ impl ToolServer {
     }
 
     /// Runs one call through the shared call path and records it as a run.
+    ///
+    /// A call of a tool that changes nothing is recorded after it has
+    /// answered, in one transaction on a blocking thread: its latency
+    /// carries no commit (four of them cost more than the call itself; see
+    /// BENCHMARKS.md "MCP latency"). A call that may change something is
+    /// recorded as it goes, before it runs, so a crash leaves it marked
+    /// interrupted and what it replaced is kept for undo.
     async fn call(&self, name: &str, arguments: Value, client: Peer<RoleServer>) -> CallToolResult {
         let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        let run = match self.store.start_run("mcp", &format!("mcp: {name}"), None) {
-            Ok(run) => Some(run),
-            Err(e) => {
-                tracing::warn!("cannot record the MCP call: {e:#}");
-                None
+        let title = format!("mcp: {name}");
+        let read_only = self
+            .dispatcher
+            .registry()
+            .get(name)
+            .is_some_and(|entry| !entry.manifest.mutates);
+        let run = if read_only {
+            None
+        } else {
+            match self.store.start_run("mcp", &title, None) {
+                Ok(run) => Some(run),
+                Err(e) => {
+                    tracing::warn!("cannot record the MCP call: {e:#}");
+                    None
+                }
             }
         };
         let recording = run.map(|run| Recording {
@@ -112,17 +129,20 @@ impl ToolServer {
             .run(&call, &arguments, &mut Silent, &CancellationToken::new())
             .await;
         let content = result.content.clone();
-        runner.finish(&call, row, &mut result, &content);
-        let ok = result.value.is_some();
-        if let Some(run) = run {
-            let status = if ok {
-                RunStatus::Succeeded
-            } else {
-                RunStatus::Failed
-            };
-            let error = result.error_message.as_deref();
-            if let Err(e) = self.store.finish_run(run, status, None, error) {
-                tracing::warn!("cannot record the end of the MCP call: {e:#}");
+        let status = if result.value.is_some() {
+            RunStatus::Succeeded
+        } else {
+            RunStatus::Failed
+        };
+        if read_only {
+            self.record_after(title, call, &result, content.clone(), status);
+        } else {
+            runner.finish(&call, row, &mut result, &content);
+            if let Some(run) = run {
+                let error = result.error_message.as_deref();
+                if let Err(e) = self.store.finish_run(run, status, None, error) {
+                    tracing::warn!("cannot record the end of the MCP call: {e:#}");
+                }
             }
         }
         match result.value {
@@ -135,6 +155,41 @@ impl ToolServer {
             }
             None => CallToolResult::error(vec![ContentBlock::text(content)]),
         }
+    }
+
+    /// Records a finished read-only call as a run, on a blocking thread
+    /// (the runtime waits for it before the process exits).
+    fn record_after(
+        &self,
+        title: String,
+        call: ToolCall,
+        result: &CallResult,
+        content: String,
+        status: RunStatus,
+    ) {
+        let store = self.store.clone();
+        let error = result.error_message.clone();
+        let (call_status, decision) = (result.status.record(), result.decision);
+        let (error_kind, duration) = (result.error_kind, result.duration);
+        tokio::task::spawn_blocking(move || {
+            let run = CallRun {
+                kind: "mcp",
+                title: &title,
+                status,
+                error: error.as_deref(),
+                call_id: &call.id,
+                tool: &call.name,
+                arguments: &call.arguments,
+                call_status,
+                decision,
+                result: &content,
+                error_kind,
+                duration,
+            };
+            if let Err(e) = store.record_call_run(&run) {
+                tracing::warn!("cannot record the MCP call: {e:#}");
+            }
+        });
     }
 }
 

@@ -158,6 +158,25 @@ pub fn now_ms() -> i64 {
     jiff::Timestamp::now().as_millisecond()
 }
 
+/// A run that was one tool call, already finished (see
+/// [`Store::record_call_run`]).
+#[derive(Debug, Clone)]
+pub struct CallRun<'a> {
+    pub kind: &'a str,
+    pub title: &'a str,
+    pub status: RunStatus,
+    pub error: Option<&'a str>,
+    pub call_id: &'a str,
+    pub tool: &'a str,
+    pub arguments: &'a str,
+    /// done | failed | denied | cancelled
+    pub call_status: &'a str,
+    pub decision: &'a str,
+    pub result: &'a str,
+    pub error_kind: Option<&'a str>,
+    pub duration: Duration,
+}
+
 impl Store {
     /// Opens (creating if needed) the store in `state_dir`, and marks runs
     /// whose process is gone as interrupted.
@@ -265,6 +284,35 @@ impl Store {
     ) -> Result<()> {
         self.conn().prepare_cached("UPDATE tool_calls SET decision = ?2, status = ?3, result = ?4, error_kind = ?5, duration_ms = ?6 WHERE id = ?1")?.execute(params![row, decision, status, result, error_kind, duration.as_secs_f64() * 1000.0])?;
         Ok(())
+    }
+
+    /// Records a whole run of one finished tool call in one transaction:
+    /// for callers that answer first and record after (`toolcell mcp`'s
+    /// read-only calls), so the call's latency carries no commit.
+    pub fn record_call_run(&self, run: &CallRun<'_>) -> Result<RunId> {
+        let mut conn = self.conn();
+        let tx = conn.transaction()?;
+        let ended = now_ms();
+        let started = ended - i64::try_from(run.duration.as_millis()).unwrap_or(0);
+        tx.prepare_cached("INSERT INTO runs (kind, title, status, started_at, ended_at, error, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
+            .execute(params![run.kind, run.title, run.status.as_str(), started, ended, run.error, std::process::id()])?;
+        let id = tx.last_insert_rowid();
+        tx.prepare_cached("INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at, decision, result, error_kind, duration_ms)
+             VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")?
+            .execute(params![
+                id,
+                run.call_id,
+                run.tool,
+                run.arguments,
+                run.call_status,
+                started,
+                run.decision,
+                run.result,
+                run.error_kind,
+                run.duration.as_secs_f64() * 1000.0
+            ])?;
+        tx.commit()?;
+        Ok(id)
     }
 
     /// Records how a run ended.
