@@ -306,7 +306,9 @@ impl Dispatcher {
         let started = Instant::now();
         let name = admitted.entry.manifest.name.as_str();
         if let Backend::Mcp(external) = &admitted.entry.backend {
-            let result = self.execute_external(external, &admitted.grant, args).await;
+            let result = self
+                .execute_external(name, external, &admitted.grant, args)
+                .await;
             return CallOutcome {
                 result: result.map_err(|error| CallError::External {
                     tool: name.into(),
@@ -349,6 +351,7 @@ impl Dispatcher {
     /// One call of an external tool, under its grant's timeout and result cap.
     async fn execute_external(
         &self,
+        name: &str,
         external: &McpTool,
         grant: &ToolGrant,
         args: &Value,
@@ -361,22 +364,43 @@ impl Dispatcher {
         };
         let arguments = args.as_object().cloned().unwrap_or_default();
         let timeout = Duration::from_millis(grant.limits.timeout_ms);
+        let limit = grant.limits.max_output_bytes;
         let value = servers
             .call(&external.server, &external.tool, arguments, timeout)
-            .await?;
+            .await
+            .map_err(|error| match error {
+                // An error's text goes to the model too: capped the same way.
+                McpCallError::Tool(text) => McpCallError::Tool(cap_text(text, limit)),
+                other => other,
+            })?;
         let bytes = match &value {
             Value::String(text) => text.len(),
             other => other.to_string().len(),
         };
-        let limit = grant.limits.max_output_bytes;
         if bytes as u64 > limit {
             return Err(McpCallError::TooLarge(format!(
-                "returned {bytes} bytes, over its output limit of {limit} bytes\n  fix: ask for less (a part of the file, fewer entries), or raise max_output_bytes under [tools.\"{}__{}\"]",
-                external.server, external.tool
+                "returned {bytes} bytes, over its output limit of {limit} bytes\n  fix: ask for less (a part of the file, fewer entries), or raise max_output_bytes under [tools.\"{name}\"]"
             )));
         }
         Ok(value)
     }
+}
+
+/// `text` cut to at most `limit` bytes (at a character boundary), saying so.
+fn cap_text(text: String, limit: u64) -> String {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    if text.len() <= limit {
+        return text;
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!(
+        "{} … [{} more bytes cut at the output limit]",
+        &text[..end],
+        text.len() - end
+    )
 }
 
 /// A call that passed every check but approval.
@@ -419,4 +443,16 @@ fn schema_problems(validator: &jsonschema::Validator, args: &Value) -> Vec<Strin
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cap_text;
+
+    #[test]
+    fn capped_error_text_says_what_was_cut() {
+        assert_eq!(cap_text("short".into(), 10), "short");
+        let capped = cap_text("ééééé".into(), 5);
+        assert!(capped.starts_with("éé … [6 more bytes"), "{capped}");
+    }
 }

@@ -130,17 +130,16 @@ pub fn add(
 
 /// Removes the installed tool `name` from `registry`'s user or workspace folder.
 pub fn remove(registry: &Registry, name: &str) -> Result<PathBuf> {
+    if crate::mcp::external::is_function_name(name) {
+        bail!(
+            "`{name}` is named like a tool of an MCP server (`server__tool`); those are not installed, they come with their [[mcp_server]]\n  fix: disable it in toolcell.toml ([tools.\"{name}\"] enabled = false), or remove that [[mcp_server]]"
+        );
+    }
     let Some(entry) = registry.get(name) else {
         bail!(
             "there is no tool named `{name}`\n  fix: `toolcell tools list` shows the installed tools"
         );
     };
-    if let crate::registry::Backend::Mcp(external) = &entry.backend {
-        bail!(
-            "`{name}` is a tool of the MCP server `{}`, not an installed one\n  fix: disable it in toolcell.toml ([tools.\"{name}\"] enabled = false), or remove that [[mcp_server]]",
-            external.server
-        );
-    }
     let Some(folder) = &entry.folder else {
         bail!(
             "`{name}` is built in and cannot be removed\n  fix: disable it in toolcell.toml: [tools.{name}] enabled = false"

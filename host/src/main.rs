@@ -1,5 +1,9 @@
 //! The `toolcell` binary: everything lives in the library.
 
 fn main() {
-    std::process::exit(toolcell::cli::main());
+    let code = toolcell::cli::main();
+    // Normally every server was stopped with its workspace; this covers
+    // whatever an error path left running.
+    toolcell::mcp::client::stop_all_servers();
+    std::process::exit(code);
 }

@@ -432,4 +432,18 @@ fn bad_server_configs_name_the_line_and_a_missing_program_is_reported() {
             && run.stderr.contains("fix:"),
         "{run:?}"
     );
+    let remove = ws.run(&["tools", "remove", "gone__tool"]);
+    assert_eq!(remove.code, 1, "{remove:?}");
+    assert!(
+        remove.stderr.contains("tool of an MCP server") && remove.stderr.contains("fix:"),
+        "{remove:?}"
+    );
+    // A per-call timeout beyond what a call may take is refused, not clamped.
+    ws.write(
+        "toolcell.toml",
+        "[[mcp_server]]\nname = \"slow\"\ncommand = \"node\"\ntimeout = \"1h\"\n",
+    );
+    let run = ws.run(&["tools", "list"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("toolcell.toml:1:1"), "{run:?}");
 }

@@ -770,3 +770,36 @@ fn a_manual_clock_sleeps_until_it_is_moved() {
         "2026-01-01T00:01:00Z".parse::<Timestamp>().unwrap()
     );
 }
+
+#[test]
+fn a_run_whose_external_call_timed_out_is_not_retried() {
+    // The server may have done the work before it stopped answering (sent
+    // the mail, then hung): running the workflow again could do it twice.
+    let ws = Workspace::new();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/mcp/misbehaving.mjs"
+    );
+    let starts = ws.outer.join("starts");
+    ws.write("send.rhai", "tool(\"hang__hang\", #{text: \"mail\"});\n");
+    ws.write(
+        "toolcell.toml",
+        &format!(
+            "[[schedule]]\nname = \"send\"\nworkflow = \"send.rhai\"\ncron = \"0 * * * *\"\ntimezone = \"UTC\"\nretries = 2\napprove = [\"hang__hang\"]\n\n\
+             [[mcp_server]]\nname = \"hang\"\ncommand = \"node\"\nargs = [{script:?}, \"hang\", {starts:?}]\ntimeout = \"1s\"\n"
+        ),
+    );
+    let d = TestDaemon::start(&ws, "2026-06-01T11:59:00Z");
+    d.set("2026-06-01T12:00:00.100Z");
+    let runs = d.runs_when("send", |r| r.len() == 1 && finished(r));
+    assert_eq!(runs[0].status, "failed", "{runs:?}");
+    let store = Store::open(&ws.root.join(".toolcell")).unwrap();
+    let call = &store.run(runs[0].id).unwrap().unwrap().tool_calls[0];
+    assert_eq!(call.decision.as_deref(), Some("approved"), "{call:?}");
+    assert_eq!(call.error_kind.as_deref(), Some("timeout"), "{call:?}");
+    d.wait_for_log("not-retried");
+    d.advance(SignedDuration::from_secs(600));
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(d.runs_when("send", finished).len(), 1, "never retried");
+    d.stop();
+}

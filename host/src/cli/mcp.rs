@@ -10,6 +10,7 @@ use clap::Args;
 use rmcp::ServiceExt;
 use std::path::PathBuf;
 use std::sync::Arc;
+use tokio::signal::unix::{SignalKind, signal};
 
 #[derive(Debug, Args)]
 pub struct McpArgs {
@@ -40,6 +41,19 @@ pub fn run(config: &Option<PathBuf>, args: McpArgs) -> Result<i32> {
             .serve(rmcp::transport::io::stdio_pipes())
             .await
             .context("the MCP client did not start a session")?;
+        // A client stopping its server sends SIGTERM (or the user Ctrl-C):
+        // end the session cleanly, so the runtime finishes writing the
+        // records of answered calls before the process exits.
+        let session = service.cancellation_token();
+        let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+        let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            session.cancel();
+        });
         service
             .waiting()
             .await

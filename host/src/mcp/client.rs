@@ -19,17 +19,16 @@
 
 use super::config::McpServerConfig;
 use anyhow::{Context, Result, anyhow};
-use futures_util::StreamExt;
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, Tool};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use serde_json::Value;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-use tokio_util::codec::{FramedRead, LinesCodec, LinesCodecError};
+use tokio::time::Instant;
 
 /// The variables a server inherits from toolcell's environment: what
 /// programs need to find themselves and their caches (`npx`, `uvx`), and
@@ -47,6 +46,33 @@ const STDERR_TAIL_LINES: usize = 12;
 const LINE_SHOWN_CHARS: usize = 200;
 /// Buffer between the stdout filter and the SDK's reader.
 const PIPE_BUFFER_BYTES: usize = 256 * 1024;
+
+/// The process groups of every server running in this process, for
+/// [`stop_all_servers`] on the way out of paths that exit without running
+/// destructors (a second Ctrl-C, the daemon's second signal).
+static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+/// How long a server that broke off a call gets to be seen exiting, so the
+/// error can say how it ended.
+const EXIT_WAIT: Duration = Duration::from_secs(2);
+
+/// Signals every MCP server this process started (SIGTERM to its group).
+/// For exits that skip destructors; servers also get SIGTERM if toolcell
+/// dies without calling this (`PR_SET_PDEATHSIG`).
+pub fn stop_all_servers() {
+    let groups = std::mem::take(&mut *LIVE_GROUPS.lock().unwrap_or_else(|p| p.into_inner()));
+    for group in groups {
+        signal_group(group, libc::SIGTERM);
+    }
+}
+
+/// Sends `signal` to process group `group`.
+fn signal_group(group: i32, signal: i32) {
+    // SAFETY: kill(2) with a negative pid signals the process group the
+    // server leads; it reads no memory.
+    unsafe {
+        libc::kill(-group, signal);
+    }
+}
 
 /// Why a call of an external tool produced no result.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -266,10 +292,28 @@ impl Live {
 
     /// Ends the server: its whole process group, at once.
     fn kill(&self) {
-        // SAFETY: kill(2) with a negative pid signals the process group
-        // the server leads; it reads no memory.
-        unsafe {
-            libc::kill(-self.group, libc::SIGKILL);
+        LIVE_GROUPS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.group);
+        signal_group(self.group, libc::SIGKILL);
+    }
+
+    /// Waits (at most [`EXIT_WAIT`]) for the exit watcher to see the
+    /// server gone; says whether it did.
+    async fn exited_within_wait(&self) -> bool {
+        let until = Instant::now() + EXIT_WAIT;
+        loop {
+            let exited = self
+                .diagnostics
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .exit
+                .is_some();
+            if exited || Instant::now() >= until {
+                return exited;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 }
@@ -292,11 +336,13 @@ impl Connection {
         }
     }
 
-    /// Starts the server if needed and lists its tools.
+    /// Starts the server if needed and lists its tools, all within its
+    /// `startup_timeout`.
     async fn list_tools(&self) -> Result<Vec<Tool>, String> {
         let startup = self.config.startup_timeout;
-        let live = self.live().await.map_err(|e| format!("{e:#}"))?;
-        match tokio::time::timeout(startup, live.peer().list_all_tools()).await {
+        let deadline = Instant::now() + startup;
+        let live = self.live(deadline).await.map_err(|e| format!("{e:#}"))?;
+        match tokio::time::timeout_at(deadline, live.peer().list_all_tools()).await {
             Ok(Ok(tools)) => Ok(tools),
             Ok(Err(e)) => {
                 self.discard(&live).await;
@@ -324,7 +370,7 @@ impl Connection {
         timeout: Duration,
     ) -> Result<Value, McpCallError> {
         let live = self
-            .live()
+            .live(Instant::now() + self.config.startup_timeout)
             .await
             .map_err(|e| McpCallError::Server(format!("{e:#}")))?;
         let params = CallToolRequestParams::new(tool.to_string()).with_arguments(arguments);
@@ -337,9 +383,7 @@ impl Connection {
                 self.config.name, error.message, error.code.0
             ))),
             Ok(Err(e)) => {
-                // Give the exit watcher a moment to record how it ended.
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                let gone = live.has_exited();
+                let gone = live.exited_within_wait().await;
                 self.discard(&live).await;
                 let what = if gone {
                     format!("exited during the call{}", live.death())
@@ -356,9 +400,10 @@ impl Connection {
                 Err(McpCallError::Timeout {
                     after: timeout,
                     details: format!(
-                        "the MCP server `{}` did not answer, so it was stopped{}; it starts again on the next call (its `timeout` is set under [[mcp_server]] in toolcell.toml)",
+                        "the MCP server `{}` did not answer, so it was stopped{}; it starts again on the next call (the limit is `timeout` under its [[mcp_server]] in toolcell.toml, or `timeout_ms` under [tools.\"{}\"])",
                         self.config.name,
-                        live.diagnostics()
+                        live.diagnostics(),
+                        super::external::function_name(&self.config.name, tool)
                     ),
                 })
             }
@@ -366,15 +411,18 @@ impl Connection {
     }
 
     /// The running session, started (again) if there is none or it ended.
-    async fn live(&self) -> Result<Arc<Live>> {
+    /// Starting ends at `deadline`.
+    async fn live(&self, deadline: Instant) -> Result<Arc<Live>> {
         let mut slot = self.live.lock().await;
         if let Some(live) = slot.as_ref() {
             if !live.has_exited() {
                 return Ok(live.clone());
             }
+            // What it left behind in its group.
             live.kill();
+            *self.group.lock().unwrap_or_else(|p| p.into_inner()) = None;
         }
-        let live = Arc::new(self.spawn().await?);
+        let live = Arc::new(self.spawn(deadline).await?);
         *self.group.lock().unwrap_or_else(|p| p.into_inner()) = Some(live.group);
         *slot = Some(live.clone());
         Ok(live)
@@ -389,21 +437,23 @@ impl Connection {
             .is_some_and(|current| Arc::ptr_eq(current, live))
         {
             *slot = None;
+            *self.group.lock().unwrap_or_else(|p| p.into_inner()) = None;
         }
     }
 
     /// Signals the server's group, if one runs (the workspace is closing).
     fn stop(&self) {
         if let Some(group) = self.group.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            // SAFETY: as in `Live::kill`.
-            unsafe {
-                libc::kill(-group, libc::SIGTERM);
-            }
+            LIVE_GROUPS
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&group);
+            signal_group(group, libc::SIGTERM);
         }
     }
 
-    /// Starts the process and initializes the session.
-    async fn spawn(&self) -> Result<Live> {
+    /// Starts the process and initializes the session by `deadline`.
+    async fn spawn(&self, deadline: Instant) -> Result<Live> {
         let config = &self.config;
         let mut command = tokio::process::Command::new(&config.command);
         command
@@ -421,6 +471,18 @@ impl Connection {
             .stderr(Stdio::piped())
             .process_group(0)
             .kill_on_drop(true);
+        // SAFETY: the closure runs in the child between fork and exec and
+        // only calls prctl(2), which is async-signal-safe. The server gets
+        // SIGTERM if the thread that started it (this runtime's) ends, so
+        // a toolcell killed outright leaves no server behind.
+        unsafe {
+            command.pre_exec(|| {
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
         let mut child = command.spawn().map_err(|e| {
             anyhow!(
                 "cannot start `{}` ({e})\n  fix: install it, or give its full path as `command` in [[mcp_server]] `{}` ({})",
@@ -433,6 +495,10 @@ impl Connection {
             .id()
             .and_then(|pid| i32::try_from(pid).ok())
             .context("the server exited as it started")?;
+        LIVE_GROUPS
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(group);
         let diagnostics = Arc::new(Mutex::new(Diagnostics::default()));
         let (stdin, stdout, stderr) = (
             child.stdin.take().context("no stdin")?,
@@ -457,18 +523,22 @@ impl Connection {
                 .unwrap_or_else(|p| p.into_inner())
                 .describe()
         };
-        let kill = || unsafe {
-            // SAFETY: as in `Live::kill`.
-            libc::kill(-group, libc::SIGKILL);
+        let kill = || {
+            LIVE_GROUPS
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&group);
+            signal_group(group, libc::SIGKILL);
         };
         let startup = config.startup_timeout;
-        match tokio::time::timeout(startup, client_config().serve((from_filter, stdin))).await {
+        match tokio::time::timeout_at(deadline, client_config().serve((from_filter, stdin))).await {
             Ok(Ok(session)) => Ok(Live {
                 session,
                 group,
                 diagnostics,
             }),
             Ok(Err(e)) => {
+                // Give the exit watcher a moment to record how it ended.
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 kill();
                 Err(anyhow!(
@@ -492,36 +562,65 @@ impl Connection {
 
 /// Passes the server's stdout on to the SDK line by line, dropping (and
 /// remembering) lines that are not JSON objects: a log line printed to the
-/// wrong stream must not end the session.
+/// wrong stream must not end the session. A line over
+/// [`MAX_MESSAGE_BYTES`] is skipped to its end, not kept in memory.
 async fn filter_stdout(
     stdout: tokio::process::ChildStdout,
     mut to_sdk: tokio::io::DuplexStream,
     diagnostics: Arc<Mutex<Diagnostics>>,
 ) {
-    let mut lines = FramedRead::new(stdout, LinesCodec::new_with_max_length(MAX_MESSAGE_BYTES));
-    while let Some(line) = lines.next().await {
-        let stray = match line {
-            Ok(line) if is_json_object(&line) => {
+    let mut reader = tokio::io::BufReader::new(stdout);
+    let mut line: Vec<u8> = Vec::new();
+    let mut oversized = false;
+    loop {
+        let chunk = match reader.fill_buf().await {
+            Ok([]) | Err(_) => return,
+            Ok(chunk) => chunk,
+        };
+        let (part, ended) = match memchr::memchr(b'\n', chunk) {
+            Some(at) => (&chunk[..at], true),
+            None => (chunk, false),
+        };
+        if !oversized {
+            if line.len() + part.len() > MAX_MESSAGE_BYTES {
+                oversized = true;
+                line = Vec::new();
+            } else {
+                line.extend_from_slice(part);
+            }
+        }
+        let used = part.len() + usize::from(ended);
+        reader.consume(used);
+        if !ended {
+            continue;
+        }
+        let stray = if oversized {
+            Some(format!("(a line over {MAX_MESSAGE_BYTES} bytes)"))
+        } else {
+            let text = String::from_utf8_lossy(&line);
+            if is_json_object(&text) {
                 let sent = async {
-                    to_sdk.write_all(line.as_bytes()).await?;
+                    to_sdk.write_all(&line).await?;
                     to_sdk.write_all(b"\n").await
                 };
                 if sent.await.is_err() {
                     return;
                 }
-                continue;
+                None
+            } else if text.trim().is_empty() {
+                None
+            } else {
+                Some(text.chars().take(LINE_SHOWN_CHARS).collect())
             }
-            Ok(line) if line.trim().is_empty() => continue,
-            Ok(line) => line.chars().take(LINE_SHOWN_CHARS).collect(),
-            Err(LinesCodecError::MaxLineLengthExceeded) => {
-                format!("(a line over {MAX_MESSAGE_BYTES} bytes)")
-            }
-            Err(LinesCodecError::Io(_)) => return,
         };
-        tracing::debug!("MCP server stdout (not a message): {stray}");
-        let mut d = diagnostics.lock().unwrap_or_else(|p| p.into_inner());
-        d.stray_lines += 1;
-        d.last_stray = Some(stray);
+        line.clear();
+        oversized = false;
+        if let Some(stray) = stray {
+            tracing::debug!("MCP server stdout (not a message): {stray}");
+            let mut d = diagnostics.lock().unwrap_or_else(|p| p.into_inner());
+            d.stray_lines += 1;
+            d.last_stray = Some(stray);
+        }
     }
 }
 

@@ -144,8 +144,17 @@ impl McpServerConfig {
             }),
         }
         };
+        let call_timeout = duration("timeout", &raw.timeout, DEFAULT_CALL_TIMEOUT)?;
+        let longest = Duration::from_millis(*crate::limits::TIMEOUT_MS_RANGE.end());
+        if call_timeout > longest {
+            return Err(format!(
+                "invalid config {at}: mcp_server `{name}`: timeout `{}` is longer than a call may take\n  fix: use at most \"{}s\"",
+                raw.timeout.as_deref().unwrap_or_default(),
+                longest.as_secs()
+            ));
+        }
         Ok(Self {
-            call_timeout: duration("timeout", &raw.timeout, DEFAULT_CALL_TIMEOUT)?,
+            call_timeout,
             startup_timeout: duration(
                 "startup_timeout",
                 &raw.startup_timeout,
@@ -165,7 +174,7 @@ impl McpServerConfig {
 
 /// Server names: `^[a-z][a-z0-9_-]*$`, without `__` (the separator before
 /// the tool's name) and not ending in `_`.
-fn check_server_name(name: &str) -> Result<(), String> {
+pub fn check_server_name(name: &str) -> Result<(), String> {
     if name.is_empty() || name.len() > MAX_SERVER_NAME_LEN {
         return Err(format!(
             "`{name}` must be 1 to {MAX_SERVER_NAME_LEN} bytes long"
@@ -219,5 +228,9 @@ mod tests {
         assert!(err("name = \"fs\"\ncommand = \"x\"\ntimeout = \"soon\"").contains("timeout"));
         assert!(err("name = \"fs\"\ncommand = \"x\"\ncwd = \"nope\"").contains("cwd `nope`"));
         assert!(err("name = \"fs\"\ncommand = \" \"").contains("empty `command`"));
+        assert!(
+            err("name = \"fs\"\ncommand = \"x\"\ntimeout = \"1h\"")
+                .contains("use at most \"600s\"")
+        );
     }
 }

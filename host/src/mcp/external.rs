@@ -87,6 +87,19 @@ pub fn function_name(server: &str, tool: &str) -> String {
     format!("{server}__{tool}")
 }
 
+/// Whether `name` is a name [`function_name`] can give: `server__tool`.
+pub fn is_function_name(name: &str) -> bool {
+    let Some((server, tool)) = name.split_once("__") else {
+        return false;
+    };
+    super::config::check_server_name(server).is_ok()
+        && !tool.is_empty()
+        && name.len() <= MAX_FUNCTION_NAME_LEN
+        && tool
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+}
+
 /// The manifest of one external tool.
 fn manifest_for(
     server: &McpServerConfig,
@@ -149,5 +162,10 @@ mod tests {
         assert_eq!(function_name("fs", "read_text_file"), "fs__read_text_file");
         assert_eq!(function_name("ev", "get-sum"), "ev__get-sum");
         assert_eq!(function_name("ev", "a.b c"), "ev__a_b_c");
+        assert!(is_function_name("fs__read_text_file"));
+        assert!(is_function_name("ev__get-sum"));
+        assert!(!is_function_name("read_file"));
+        assert!(!is_function_name("fs__"));
+        assert!(!is_function_name("Fs__x"));
     }
 }

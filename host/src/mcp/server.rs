@@ -147,7 +147,11 @@ impl ToolServer {
         }
         match result.value {
             Some(value) => {
-                let mut done = CallToolResult::success(vec![ContentBlock::text(value.to_string())]);
+                let text = match &value {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                let mut done = CallToolResult::success(vec![ContentBlock::text(text)]);
                 if value.is_object() {
                     done.structured_content = Some(value);
                 }

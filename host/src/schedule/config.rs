@@ -168,11 +168,10 @@ impl ScheduleConfig {
                 &format!("use 0 to {MAX_RETRIES}"),
             );
         }
-        if let Some(bad) = raw
-            .approve
-            .iter()
-            .find(|t| crate::manifest::check_tool_name(t).is_err())
-        {
+        if let Some(bad) = raw.approve.iter().find(|t| {
+            crate::manifest::check_tool_name(t).is_err()
+                && !crate::mcp::external::is_function_name(t)
+        }) {
             return fail(
                 format!("schedule `{name}`: `{bad}` in approve is not a tool name"),
                 "list tool names as `toolcell tools list` shows them",

@@ -75,6 +75,7 @@ const STOP_WAIT: Duration = Duration::from_secs(10);
 pub const LOCK_FILE: &str = "daemon.lock";
 
 /// How a daemon is run.
+#[derive(Clone)]
 pub struct DaemonOptions {
     /// Log lines as JSON objects instead of text.
     pub json_logs: bool,
@@ -153,6 +154,7 @@ pub async fn run<C: Clock>(
         options,
         done_tx,
         last_prune: None,
+        reloading: false,
     };
     daemon.log(
         "started",
@@ -214,6 +216,9 @@ fn dispatcher_for(config: &WorkspaceConfig, options: &DaemonOptions) -> Result<D
     Ok(dispatcher)
 }
 
+/// A config loaded for a reload, with its dispatcher.
+type Loaded = Result<(Dispatcher, WorkspaceConfig)>;
+
 /// What tells that the config file changed: its modification time, size
 /// and inode (a save within one timestamp tick still changes one of them,
 /// or replaces the file).
@@ -237,6 +242,9 @@ struct Daemon<C: Clock> {
     clock: Arc<C>,
     options: DaemonOptions,
     done_tx: mpsc::UnboundedSender<Finished>,
+    /// A changed config is being loaded (its MCP servers started) on a
+    /// blocking thread: the loop goes on firing meanwhile.
+    reloading: bool,
     last_prune: Option<Timestamp>,
 }
 
@@ -328,6 +336,7 @@ impl<C: Clock> Daemon<C> {
         let mut reload = tokio::time::interval(self.options.reload_poll);
         reload.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         reload.tick().await;
+        let (loaded_tx, mut loaded_rx) = mpsc::unbounded_channel();
         loop {
             self.prune_if_due();
             self.handle_due_fires();
@@ -341,7 +350,8 @@ impl<C: Clock> Daemon<C> {
                         None => std::future::pending().await,
                     }
                 } => {}
-                _ = reload.tick() => self.reload_if_changed(),
+                _ = reload.tick() => self.reload_if_changed(&loaded_tx),
+                Some(loaded) = loaded_rx.recv() => self.apply_reload(loaded),
                 Some(finished) = done_rx.recv() => self.finished(finished),
                 () = stop.cancelled() => break,
             }
@@ -629,10 +639,11 @@ impl<C: Clock> Daemon<C> {
         }
     }
 
-    /// Whether `run` completed a call of a tool that changes things.
+    /// Whether `run` called a tool that changes things, and the call may
+    /// have done its work.
     fn changed_anything(&self, run: RunId) -> bool {
         let registry = self.dispatcher.registry();
-        match self.store.tools_done(run) {
+        match self.store.tools_that_may_have_acted(run) {
             Ok(tools) => tools.iter().any(|tool| {
                 registry
                     .get(tool)
@@ -643,14 +654,33 @@ impl<C: Clock> Daemon<C> {
         }
     }
 
-    fn reload_if_changed(&mut self) {
+    /// Starts loading the config on a blocking thread if it changed (its
+    /// MCP servers may take seconds to start); the result comes back
+    /// through `loaded_tx` to [`Self::apply_reload`].
+    fn reload_if_changed(&mut self, loaded_tx: &mpsc::UnboundedSender<Loaded>) {
+        if self.reloading {
+            return;
+        }
         let now_stamp = stamp(&self.config_file);
         if now_stamp == self.config_stamp {
             return;
         }
         self.config_stamp = now_stamp;
-        let loaded = WorkspaceConfig::load(&self.config_file)
-            .and_then(|config| Ok((dispatcher_for(&config, &self.options)?, config)));
+        self.reloading = true;
+        let (file, options, tx) = (
+            self.config_file.clone(),
+            self.options.clone(),
+            loaded_tx.clone(),
+        );
+        tokio::task::spawn_blocking(move || {
+            let loaded = WorkspaceConfig::load(&file)
+                .and_then(|config| Ok((dispatcher_for(&config, &options)?, config)));
+            let _ = tx.send(loaded);
+        });
+    }
+
+    fn apply_reload(&mut self, loaded: Loaded) {
+        self.reloading = false;
         match loaded {
             Ok((dispatcher, config)) => {
                 self.dispatcher = Arc::new(dispatcher);

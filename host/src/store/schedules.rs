@@ -90,12 +90,17 @@ impl Store {
         Ok(())
     }
 
-    /// The tools `run` called successfully, for deciding whether a failed
-    /// run changed anything.
-    pub fn tools_done(&self, run: RunId) -> Result<Vec<String>> {
+    /// The tools `run` called that may have acted, for deciding whether a
+    /// failed run changed anything: calls that completed, and calls that
+    /// ended without saying whether they did their work (timed out,
+    /// cancelled, interrupted, or an external server that died or broke
+    /// off mid-call).
+    pub fn tools_that_may_have_acted(&self, run: RunId) -> Result<Vec<String>> {
         let conn = self.conn();
         let mut query = conn.prepare_cached(
-            "SELECT DISTINCT tool FROM tool_calls WHERE run_id = ?1 AND status = 'done'",
+            "SELECT DISTINCT tool FROM tool_calls WHERE run_id = ?1 AND (
+               status IN ('done', 'running', 'cancelled', 'interrupted')
+               OR error_kind IN ('timeout', 'server-failed'))",
         )?;
         let rows = query.query_map(params![run], |row| row.get(0))?;
         Ok(rows.collect::<rusqlite::Result<_>>()?)
