@@ -54,6 +54,7 @@ use toolcell::calls::{Recording, ToolRunner};
 use toolcell::config::WorkspaceConfig;
 use toolcell::dispatch::Dispatcher;
 use toolcell::llm::ToolCall;
+use toolcell::mcp::server::SERVER_TIME_KEY;
 use toolcell::registry::Registry;
 use toolcell::sandbox::{Allocation, SandboxOptions};
 use toolcell::store::{RunStatus, Store};
@@ -91,6 +92,12 @@ fn main() {
     let toolcell_call = call_line("read_file", json!({"path": "file.txt"}));
     toolcell.warm_up(&toolcell_call);
     let toolcell_calls = toolcell.calls(&toolcell_call);
+    let toolcell_server_side = std::mem::take(&mut toolcell.server_side);
+    assert_eq!(
+        toolcell_server_side.len(),
+        CALLS,
+        "every answer says its server-side time"
+    );
     let (toolcell_bytes, toolcell_parse) = toolcell.parse_cost();
     let toolcell_pings = toolcell.pings();
 
@@ -134,6 +141,10 @@ fn main() {
         (
             "server-filesystem (Node), tools/call read_text_file",
             &reference_stats,
+        ),
+        (
+            "toolcell mcp, server side (handler: validate .. result)",
+            &Stats::of(toolcell_server_side),
         ),
         (
             "toolcell mcp, ping (transport + rmcp floor)",
@@ -220,6 +231,8 @@ struct Client {
     stdout: BufReader<ChildStdout>,
     line: String,
     next_id: u64,
+    /// What the server said it spent on each timed call (toolcell only).
+    server_side: Vec<Duration>,
 }
 
 impl Drop for Client {
@@ -247,6 +260,7 @@ impl Client {
             stdout,
             line: String::new(),
             next_id: 0,
+            server_side: Vec::new(),
         };
         let init = client.request(
             "initialize",
@@ -307,6 +321,9 @@ impl Client {
         let result = self.answer(id);
         let elapsed = start.elapsed();
         check(&result);
+        if let Some(us) = result["_meta"][SERVER_TIME_KEY].as_u64() {
+            self.server_side.push(Duration::from_micros(us));
+        }
         elapsed
     }
 
@@ -317,6 +334,7 @@ impl Client {
     }
 
     fn calls(&mut self, params: &Value) -> Vec<Duration> {
+        self.server_side.clear();
         (0..CALLS).map(|_| self.timed_call(params)).collect()
     }
 

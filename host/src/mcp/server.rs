@@ -23,8 +23,8 @@ use crate::llm::ToolCall;
 use crate::store::{CallRun, RunStatus, Store};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
-    ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
+    ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool, ToolAnnotations,
 };
 use rmcp::service::{ElicitationMode, Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler};
@@ -32,6 +32,10 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use tokio_util::sync::CancellationToken;
+
+/// The `_meta` key of a call result holding the microseconds the server
+/// spent on it (named in reverse-DNS style, as MCP asks of `_meta` keys).
+pub const SERVER_TIME_KEY: &str = "dev.toolcell/server_us";
 
 /// The workspace's tools, as an MCP server.
 pub struct ToolServer {
@@ -88,6 +92,7 @@ impl ToolServer {
     /// recorded as it goes, before it runs, so a crash leaves it marked
     /// interrupted and what it replaced is kept for undo.
     async fn call(&self, name: &str, arguments: Value, client: Peer<RoleServer>) -> CallToolResult {
+        let entered = std::time::Instant::now();
         let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let title = format!("mcp: {name}");
         let read_only = self
@@ -145,7 +150,7 @@ impl ToolServer {
                 }
             }
         }
-        match result.value {
+        let mut answer = match result.value {
             Some(value) => {
                 let text = match &value {
                     Value::String(text) => text.clone(),
@@ -158,7 +163,17 @@ impl ToolServer {
                 done
             }
             None => CallToolResult::error(vec![ContentBlock::text(content)]),
-        }
+        };
+        // The time spent here (validation, policy, approval, a fresh cell,
+        // the call, the result), apart from the transport's: for clients
+        // and benchmarks that want to tell them apart.
+        let mut meta = serde_json::Map::new();
+        meta.insert(
+            SERVER_TIME_KEY.into(),
+            Value::from(u64::try_from(entered.elapsed().as_micros()).unwrap_or(u64::MAX)),
+        );
+        answer.meta = Some(MetaObject(meta));
+        answer
     }
 
     /// Records a finished read-only call as a run, on a blocking thread
