@@ -1,8 +1,10 @@
 //! `toolcell tools add` / `remove`: installing third-party tools.
 //!
 //! A tool is installed only after it has passed every check a call would
-//! make: the manifest parses, its name is free, and the component compiles,
-//! links against what toolcell provides and implements `toolcell:tool`.
+//! make (the manifest parses, its name is free, and the component compiles,
+//! links against what toolcell provides and implements `toolcell:tool`) and
+//! the user has confirmed what it asks of the machine ([`capabilities`]).
+//! Tools fetched by URL come through [`crate::download`] first.
 //! The folder is assembled under a hidden temporary name and renamed into
 //! place, so an interrupted install leaves nothing half-installed.
 
@@ -80,12 +82,43 @@ impl ToolFiles {
     }
 }
 
-/// Validates the tool in `files` and installs it into `tools_dir`.
+/// What a tool asks of the machine, one line each, for the user to confirm.
+pub fn capabilities(manifest: &ToolManifest) -> String {
+    let caps = &manifest.capabilities;
+    let list = |items: &[String]| {
+        if items.is_empty() {
+            "none".to_string()
+        } else {
+            items.join(", ")
+        }
+    };
+    let fs = match caps.fs {
+        crate::manifest::FsAccess::None => "none",
+        crate::manifest::FsAccess::Read => "read the workspace's roots",
+        crate::manifest::FsAccess::Write => "read and write the workspace's writable roots",
+    };
+    format!(
+        "`{}` {} asks for:\n  file system:    {fs}\n  network hosts:  {}\n  environment:    {}\n  changes things: {}",
+        manifest.name,
+        manifest.version,
+        list(&caps.network),
+        list(&caps.env),
+        if manifest.mutates {
+            "yes (its calls ask for approval)"
+        } else {
+            "no"
+        }
+    )
+}
+
+/// Validates the tool in `files`, lets `confirm` see its manifest (an
+/// error there installs nothing), and installs it into `tools_dir`.
 pub fn add(
     sandbox: &Sandbox,
     registry: &Registry,
     files: &ToolFiles,
     tools_dir: &Path,
+    confirm: &dyn Fn(&ToolManifest) -> Result<()>,
 ) -> Result<ToolManifest> {
     let manifest = ToolManifest::load(&files.manifest)?;
     if let Some(existing) = registry.get(&manifest.name) {
@@ -107,6 +140,7 @@ pub fn add(
     sandbox
         .prepare(&wasm)
         .with_context(|| format!("invalid tool component {}", files.component.display()))?;
+    confirm(&manifest)?;
 
     std::fs::create_dir_all(tools_dir)
         .with_context(|| format!("cannot create {}", tools_dir.display()))?;

@@ -13,6 +13,7 @@ pub mod changes;
 pub mod cli;
 pub mod config;
 pub mod dispatch;
+pub mod download;
 pub mod grant;
 pub mod install;
 pub mod limits;

@@ -68,7 +68,8 @@ fn compiled_once_then_loaded_and_rebuilt_when_the_wasm_changes() {
     std::fs::copy(probe.folder.join("tool.toml"), tool_dir.join("tool.toml")).unwrap();
     std::fs::copy(&probe.wasm, tool_dir.join("probe.wasm")).unwrap();
     assert_eq!(
-        ws.run(&["tools", "add", tool_dir.to_str().unwrap()]).code,
+        ws.run(&["tools", "add", "--yes", tool_dir.to_str().unwrap()])
+            .code,
         0
     );
     let installed = logged_call(&ws, "probe", r#"{"action": "noop"}"#);

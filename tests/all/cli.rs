@@ -245,6 +245,7 @@ fn add_and_remove_an_out_of_tree_tool() {
         "tools",
         "add",
         "--user",
+        "--yes",
         probe.folder.join("tool.toml").to_str().unwrap(),
         probe.wasm.to_str().unwrap(),
     ]);

@@ -160,6 +160,7 @@ impl Workspace {
         let run = self.run(&[
             "tools",
             "add",
+            "--yes",
             manifest.to_str().unwrap(),
             probe.wasm.to_str().unwrap(),
         ]);

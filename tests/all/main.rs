@@ -14,6 +14,7 @@ mod capabilities;
 mod cli;
 mod confinement;
 mod file_tools;
+mod install_url;
 mod limits;
 mod llama;
 mod manifests;

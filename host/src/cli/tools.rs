@@ -6,6 +6,7 @@ use super::{
 use crate::approval::StandingApprovals;
 use crate::config::WorkspaceConfig;
 use crate::dispatch::Dispatcher;
+use crate::download::{self, PinnedUrl};
 use crate::grant::{ApprovalSource, ToolGrant};
 use crate::install::{self, ToolFiles};
 use crate::locations;
@@ -15,7 +16,7 @@ use crate::sandbox::Sandbox;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use serde_json::{Value, json};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Width of the description column of `tools list`.
 const DESCRIPTION_WIDTH: usize = 60;
@@ -54,13 +55,19 @@ pub enum ToolsCommand {
         #[arg(long)]
         logs: bool,
     },
-    /// Install a tool: its folder (tool.toml + one .wasm), or the two files.
+    /// Install a tool: its folder (tool.toml + one .wasm), or the two
+    /// files, or `https://…/tool.tar.gz#sha256=HEX` (a packed folder; or
+    /// the two files, each with its hash). Shows what the tool asks of the
+    /// machine and asks to confirm.
     Add {
-        #[arg(required = true, num_args = 1..=2, value_name = "PATH")]
-        paths: Vec<PathBuf>,
+        #[arg(required = true, num_args = 1..=2, value_name = "PATH|URL")]
+        paths: Vec<String>,
         /// Install for the user (every workspace) instead of this workspace.
         #[arg(long)]
         user: bool,
+        /// Confirm what the tool asks for without asking.
+        #[arg(long, short = 'y')]
+        yes: bool,
     },
     /// Remove an installed tool.
     Remove { name: String },
@@ -89,8 +96,10 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
             let dispatcher = open_dispatcher(config)?;
             call(&dispatcher, &name, &args, yes, json, logs)
         }
-        ToolsCommand::Add { paths, user } => {
+        ToolsCommand::Add { paths, user, yes } => {
             let (config, registry) = load_workspace(config)?;
+            let fetched = tempfile::tempdir().context("cannot make a temporary folder")?;
+            let paths = fetch_urls(&paths, fetched.path())?;
             let files = ToolFiles::resolve(&paths)?;
             let tools_dir = if user {
                 locations::user_tools_dir()
@@ -99,7 +108,8 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
                 config.workspace_tools_dir()
             };
             let sandbox = Sandbox::new(super::sandbox_options())?;
-            let manifest = install::add(&sandbox, &registry, &files, &tools_dir)?;
+            let confirm = |manifest: &crate::manifest::ToolManifest| confirm_install(manifest, yes);
+            let manifest = install::add(&sandbox, &registry, &files, &tools_dir, &confirm)?;
             print_out(&format!(
                 "installed `{}` {} into {}",
                 manifest.name,
@@ -114,6 +124,61 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
             print_out(&format!("removed `{name}` ({})", folder.display()))?;
             Ok(EXIT_OK)
         }
+    }
+}
+
+/// Downloads the URL arguments of `tools add` into `dir` (archives
+/// unpacked) and gives every argument as a local path.
+fn fetch_urls(args: &[String], dir: &Path) -> Result<Vec<PathBuf>> {
+    if !args.iter().any(|a| PinnedUrl::looks_like_url(a)) {
+        return Ok(args.iter().map(PathBuf::from).collect());
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let mut paths = Vec::new();
+    for (i, arg) in args.iter().enumerate() {
+        if !PinnedUrl::looks_like_url(arg) {
+            paths.push(PathBuf::from(arg));
+            continue;
+        }
+        let pinned = PinnedUrl::parse(arg)?;
+        let into = dir.join(format!("{i}"));
+        std::fs::create_dir(&into)?;
+        eprintln!("downloading {}", pinned.url);
+        let file = runtime.block_on(pinned.fetch_into(&into))?;
+        if download::is_archive(&file) {
+            let unpacked = into.join("unpacked");
+            std::fs::create_dir(&unpacked)?;
+            paths.push(download::unpack(&file, &unpacked)?);
+        } else {
+            paths.push(file);
+        }
+    }
+    Ok(paths)
+}
+
+/// Shows what the tool asks for and takes the user's yes: `--yes`, or an
+/// answer on the terminal; without either nothing is installed.
+fn confirm_install(manifest: &crate::manifest::ToolManifest, yes: bool) -> Result<()> {
+    use std::io::IsTerminal;
+    eprintln!("{}", install::capabilities(manifest));
+    if yes {
+        return Ok(());
+    }
+    if !std::io::stdin().is_terminal() {
+        bail!(
+            "installing `{}` needs your confirmation of what it asks for, and there is no terminal to ask on; nothing was installed\n  fix: review the list above and pass --yes",
+            manifest.name
+        );
+    }
+    eprint!("Install it? [y/N] ");
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    if matches!(answer.trim(), "y" | "Y" | "yes") {
+        Ok(())
+    } else {
+        bail!("not installed: you declined")
     }
 }
 

@@ -1,0 +1,245 @@
+//! Tools fetched by URL for `toolcell tools add URL#sha256=HEX`.
+//!
+//! A download is accepted only if its SHA-256 is the one pinned in the
+//! URL's fragment: the user states what they mean to install, and a
+//! tampered or replaced file is refused before anything is unpacked.
+//! HTTPS is required; plain HTTP only to this machine (a local mirror, a
+//! test). The body is capped at [`MAX_DOWNLOAD_BYTES`] and read within
+//! [`DOWNLOAD_TIMEOUT`]. An archive (`.tar.gz`, `.tgz`) is unpacked only as
+//! plain files and folders inside the target: no links, no absolute paths,
+//! no `..`.
+
+use anyhow::{Context, Result, bail};
+use futures_util::StreamExt;
+use sha2::{Digest, Sha256};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+/// A tool is a manifest and one component; 256 MiB is far above the
+/// largest (a Python tool with its interpreter, ~40 MB) and bounds memory.
+pub const MAX_DOWNLOAD_BYTES: u64 = 256 * 1024 * 1024;
+/// Generous for 256 MiB on a slow line, but a stalled server ends.
+pub const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(300);
+/// An archive holds a handful of files; more is not a tool folder.
+const MAX_ARCHIVE_ENTRIES: usize = 64;
+
+/// A URL with the hash its content must have.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PinnedUrl {
+    /// The URL without its fragment.
+    pub url: reqwest::Url,
+    /// Lowercase hex SHA-256.
+    pub sha256: String,
+}
+
+impl PinnedUrl {
+    /// Whether `arg` is meant as a URL (rather than a local path).
+    pub fn looks_like_url(arg: &str) -> bool {
+        arg.starts_with("https://") || arg.starts_with("http://")
+    }
+
+    /// Parses `URL#sha256=HEX`.
+    pub fn parse(arg: &str) -> Result<Self> {
+        let mut url = reqwest::Url::parse(arg).with_context(|| format!("`{arg}` is not a URL"))?;
+        let fix = "fix: pin what you install: append #sha256= and the file's SHA-256 (`sha256sum FILE`), as its publisher gives it";
+        let sha256 = match url.fragment().and_then(|f| f.strip_prefix("sha256=")) {
+            Some(hex) if hex.len() == 64 && hex.chars().all(|c| c.is_ascii_hexdigit()) => {
+                hex.to_ascii_lowercase()
+            }
+            Some(hex) => bail!("`{hex}` in {arg} is not a SHA-256 (64 hex digits)\n  {fix}"),
+            None => bail!("{arg} has no #sha256=HEX\n  {fix}"),
+        };
+        url.set_fragment(None);
+        let host = url.host_str().unwrap_or_default();
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let loopback = bare == "localhost"
+            || bare
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        match url.scheme() {
+            "https" => {}
+            "http" if loopback => {}
+            "http" => bail!(
+                "{url} is plain HTTP: anyone on the way could change it\n  fix: use its https:// address (plain HTTP is accepted only from this machine)"
+            ),
+            other => {
+                bail!("`{other}:` URLs cannot be installed from\n  fix: use an https:// address")
+            }
+        }
+        Ok(Self { url, sha256 })
+    }
+
+    /// The file name at the end of the URL's path, if any.
+    pub fn file_name(&self) -> Option<String> {
+        self.url
+            .path_segments()
+            .and_then(|mut s| s.next_back())
+            .filter(|name| !name.is_empty())
+            .map(String::from)
+    }
+
+    /// Downloads into `dir` (under the URL's file name), checking the size
+    /// cap and the hash; on any failure nothing is left in `dir`.
+    pub async fn fetch_into(&self, dir: &Path) -> Result<PathBuf> {
+        let name = self
+            .file_name()
+            .filter(|n| !n.starts_with('.') && !n.contains(['/', '\\']))
+            .unwrap_or_else(|| "download".into());
+        let client = reqwest::Client::builder()
+            .timeout(DOWNLOAD_TIMEOUT)
+            .build()
+            .context("cannot start an HTTP client")?;
+        let response = client
+            .get(self.url.clone())
+            .send()
+            .await
+            .with_context(|| format!("cannot download {}", self.url))?;
+        let status = response.status();
+        if !status.is_success() {
+            bail!("{} answered {status}\n  fix: check the URL", self.url);
+        }
+        if response
+            .content_length()
+            .is_some_and(|n| n > MAX_DOWNLOAD_BYTES)
+        {
+            bail!(
+                "{} is over {} MiB, larger than any tool",
+                self.url,
+                MAX_DOWNLOAD_BYTES >> 20
+            );
+        }
+        let mut body = Vec::new();
+        let mut hasher = Sha256::new();
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.with_context(|| format!("the download of {} broke off", self.url))?;
+            if body.len() as u64 + chunk.len() as u64 > MAX_DOWNLOAD_BYTES {
+                bail!(
+                    "{} is over {} MiB, larger than any tool",
+                    self.url,
+                    MAX_DOWNLOAD_BYTES >> 20
+                );
+            }
+            hasher.update(&chunk);
+            body.extend_from_slice(&chunk);
+        }
+        let got = hex::encode(hasher.finalize());
+        if got != self.sha256 {
+            bail!(
+                "{} does not have the pinned hash: its SHA-256 is {got}, not {}; nothing was installed\n  fix: if the publisher changed the file on purpose, get the new hash from them; otherwise the download was tampered with",
+                self.url,
+                self.sha256
+            );
+        }
+        let path = dir.join(name);
+        std::fs::write(&path, &body).with_context(|| format!("cannot write {}", path.display()))?;
+        Ok(path)
+    }
+}
+
+/// Whether `path` names a gzipped tar archive.
+pub fn is_archive(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_ascii_lowercase())
+        .unwrap_or_default();
+    name.ends_with(".tar.gz") || name.ends_with(".tgz")
+}
+
+/// Unpacks the gzipped tar `archive` into `into` (which must be empty);
+/// returns the folder holding the tool: `into` itself, or the archive's one
+/// top folder.
+pub fn unpack(archive: &Path, into: &Path) -> Result<PathBuf> {
+    let file = std::fs::File::open(archive)
+        .with_context(|| format!("cannot open {}", archive.display()))?;
+    let decoder = flate2::read::GzDecoder::new(file).take(MAX_DOWNLOAD_BYTES * 4);
+    let mut tar = tar::Archive::new(decoder);
+    let bad = |why: String| {
+        anyhow::anyhow!(
+            "{} is not a tool folder archive: {why}\n  fix: pack only the tool's folder (tool.toml and its .wasm): `tar czf tool.tar.gz -C my-tool .`",
+            archive.display()
+        )
+    };
+    let entries = tar
+        .entries()
+        .map_err(|e| bad(format!("it cannot be read ({e})")))?;
+    let mut count = 0;
+    for entry in entries {
+        let mut entry = entry.map_err(|e| bad(format!("it cannot be read ({e})")))?;
+        count += 1;
+        if count > MAX_ARCHIVE_ENTRIES {
+            return Err(bad(format!(
+                "it holds more than {MAX_ARCHIVE_ENTRIES} entries"
+            )));
+        }
+        let path = entry
+            .path()
+            .map_err(|e| bad(format!("an entry has an unreadable name ({e})")))?
+            .into_owned();
+        let safe = path
+            .components()
+            .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
+        if !safe {
+            return Err(bad(format!(
+                "the entry `{}` would land outside its folder",
+                path.display()
+            )));
+        }
+        let target = into.join(&path);
+        match entry.header().entry_type() {
+            tar::EntryType::Directory => std::fs::create_dir_all(&target)?,
+            tar::EntryType::Regular => {
+                if let Some(parent) = target.parent() {
+                    std::fs::create_dir_all(parent)?;
+                }
+                let mut out = std::fs::File::create(&target)
+                    .with_context(|| format!("cannot write {}", target.display()))?;
+                std::io::copy(&mut entry, &mut out)?;
+            }
+            other => {
+                return Err(bad(format!(
+                    "the entry `{}` is a {other:?}, not a plain file or folder",
+                    path.display()
+                )));
+            }
+        }
+    }
+    // `tar czf x.tgz my-tool/` puts everything under one folder.
+    let top: Vec<PathBuf> = std::fs::read_dir(into)?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    match top.as_slice() {
+        [only] if only.is_dir() => Ok(only.clone()),
+        _ => Ok(into.to_path_buf()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HASH: &str = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08";
+
+    #[test]
+    fn urls_need_a_pinned_hash_and_https() {
+        let ok =
+            PinnedUrl::parse(&format!("https://example.org/t/tool.tgz#sha256={HASH}")).unwrap();
+        assert_eq!(ok.url.as_str(), "https://example.org/t/tool.tgz");
+        assert_eq!(ok.file_name().as_deref(), Some("tool.tgz"));
+        let upper = HASH.to_ascii_uppercase();
+        assert_eq!(
+            PinnedUrl::parse(&format!("https://e.org/x#sha256={upper}"))
+                .unwrap()
+                .sha256,
+            HASH
+        );
+        let err = |arg: &str| format!("{:#}", PinnedUrl::parse(arg).unwrap_err());
+        assert!(err("https://e.org/x.tgz").contains("has no #sha256=HEX"));
+        assert!(err("https://e.org/x.tgz#sha256=abc").contains("not a SHA-256"));
+        assert!(err(&format!("http://e.org/x#sha256={HASH}")).contains("plain HTTP"));
+        assert!(err(&format!("ftp://e.org/x#sha256={HASH}")).contains("`ftp:`"));
+        assert!(PinnedUrl::parse(&format!("http://127.0.0.1:8/x#sha256={HASH}")).is_ok());
+        assert!(PinnedUrl::parse(&format!("http://localhost/x#sha256={HASH}")).is_ok());
+    }
+}
