@@ -368,7 +368,17 @@ fn check_parameters_schema(schema: &serde_json::Value) -> Result<(), String> {
 }
 
 fn check_host_pattern(pattern: &str) -> Result<(), String> {
-    let host = pattern.strip_prefix("*.").unwrap_or(pattern);
+    // An optional `:PORT`: that port only (else the scheme's default).
+    let pattern_host = match pattern.rsplit_once(':') {
+        Some((host, port)) if port.parse::<u16>().is_ok_and(|p| p > 0) => host,
+        Some(_) => {
+            return Err(format!(
+                "`{pattern}` has a port that is not a number from 1 to 65535"
+            ));
+        }
+        None => pattern,
+    };
+    let host = pattern_host.strip_prefix("*.").unwrap_or(pattern_host);
     let valid = !host.is_empty()
         && host.split('.').all(|label| {
             !label.is_empty()
@@ -381,7 +391,7 @@ fn check_host_pattern(pattern: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "`{pattern}` is not a host name or `*.domain` pattern"
+            "`{pattern}` is not a host name, `*.domain` pattern or `host:port`"
         ))
     }
 }

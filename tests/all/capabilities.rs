@@ -94,3 +94,137 @@ fn http_is_linked_but_refused_without_a_grant() {
     );
     assert_untouched(&listener);
 }
+
+/// An HTTP server on 127.0.0.1: `/small` (200, 5 bytes), `/big` (200, over
+/// the response cap), `/redirect` (302 to `location`).
+fn web_server(location: String) -> u16 {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let location = location.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request = String::new();
+                reader.read_line(&mut request).unwrap();
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap() == 0 || header.trim().is_empty() {
+                        break;
+                    }
+                }
+                let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
+                let _ = match path.as_str() {
+                    "/small" => stream.write_all(
+                        b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello",
+                    ),
+                    "/redirect" => stream.write_all(
+                        format!("HTTP/1.1 302 Found\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").as_bytes(),
+                    ),
+                    "/big" => {
+                        let size = 40 * 1024 * 1024;
+                        let head = format!(
+                            "HTTP/1.1 200 OK\r\ncontent-length: {size}\r\nconnection: close\r\n\r\n"
+                        );
+                        let chunk = vec![b'x'; 1024 * 1024];
+                        let mut sent = stream.write_all(head.as_bytes());
+                        for _ in 0..40 {
+                            if sent.is_err() {
+                                break;
+                            }
+                            sent = stream.write_all(&chunk);
+                        }
+                        sent
+                    }
+                    _ => stream.write_all(
+                        b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
+                    ),
+                };
+            });
+        }
+    });
+    port
+}
+
+#[test]
+fn http_reaches_only_the_granted_host_and_port_and_responses_are_capped() {
+    let (other_port_listener, other_addr) = untouched_listener();
+    let redirect_to = "http://localhost:9/small".to_string();
+    let port = web_server(redirect_to);
+    let granted = format!("127.0.0.1:{port}");
+    // The probe, asking for exactly that host and port.
+    let ws = Workspace::new();
+    let probe = crate::fixture::probe();
+    let tool_dir = ws.outer.join("probe-net");
+    std::fs::create_dir(&tool_dir).unwrap();
+    let manifest = std::fs::read_to_string(probe.folder.join("tool.toml"))
+        .unwrap()
+        .replace(
+            "env = [\"PROBE_VISIBLE\"]",
+            &format!("env = [\"PROBE_VISIBLE\"]\nnetwork = [\"{granted}\"]"),
+        )
+        .replace("timeout_ms = 2000", "timeout_ms = 20000");
+    std::fs::write(tool_dir.join("tool.toml"), manifest).unwrap();
+    std::fs::copy(&probe.wasm, tool_dir.join("probe.wasm")).unwrap();
+    let add = ws.run(&["tools", "add", "--yes", tool_dir.to_str().unwrap()]);
+    assert_eq!(add.code, 0, "{add:?}");
+    ws.write(
+        "toolcell.toml",
+        &format!("[tools.probe]\nnetwork = [\"{granted}\"]\n"),
+    );
+    let get = |url: String, follow: bool| {
+        let (code, envelope) = ws.call(
+            "probe",
+            json!({"action": "http", "url": url, "follow": follow}),
+        );
+        assert_eq!(code, 0, "{envelope}");
+        envelope["result"].clone()
+    };
+
+    // The granted host and port: fetched, body and all.
+    let small = get(format!("http://{granted}/small"), false);
+    assert_eq!(small["ok"], true, "{small}");
+    assert_eq!(small["status"], 200);
+    assert_eq!(small["bytes"], 5);
+
+    // Another port of the same host: refused before any connection.
+    let other = get(format!("http://{other_addr}/small"), false);
+    assert!(
+        other["error"]
+            .as_str()
+            .unwrap()
+            .contains("HttpRequestDenied"),
+        "{other}"
+    );
+    assert_untouched(&other_port_listener);
+
+    // Another host name: refused.
+    let by_name = get(format!("http://localhost:{port}/small"), false);
+    assert!(
+        by_name["error"]
+            .as_str()
+            .unwrap()
+            .contains("HttpRequestDenied"),
+        "{by_name}"
+    );
+
+    // A redirect is not followed by the host; following it to a host that
+    // is not granted is refused.
+    let redirected = get(format!("http://{granted}/redirect"), true);
+    assert_eq!(redirected["first"]["status"], 302, "{redirected}");
+    assert!(
+        redirected["followed"]["error"]
+            .as_str()
+            .unwrap()
+            .contains("HttpRequestDenied"),
+        "{redirected}"
+    );
+
+    // A response over the cap ends in an error, having passed at most the cap.
+    let big = get(format!("http://{granted}/big"), false);
+    assert_eq!(big["ok"], false, "{big}");
+    assert!(big["error"].as_str().unwrap().contains("size"), "{big}");
+    assert!(big["bytes"].as_u64().unwrap() <= 32 * 1024 * 1024, "{big}");
+}
