@@ -112,7 +112,6 @@ impl WasiHttpHooks for NetworkPolicy {
             connect_timeout: wait(options.connect_timeout),
             first_byte_timeout: wait(options.first_byte_timeout),
             between_bytes_timeout: wait(options.between_bytes_timeout),
-            ..options
         };
         let mut default_hooks = [(); 0];
         let sent = default_hooks.send_request(request, Some(options), fut);
