@@ -5,7 +5,9 @@
 //!   `fs = "read"`; for `fs = "write"`, writable only where the root's
 //!   `access` is `write`.
 //! - Environment and network: only names/hosts the manifest asks for *and*
-//!   the config grants in `[tools.NAME]`. Granting something the manifest
+//!   the config grants in `[tools.NAME]` (a manifest asking for network
+//!   `*` takes whatever hosts the config grants, and reaches none until it
+//!   does). Granting something the manifest
 //!   does not ask for is a config error, so a typo cannot silently grant
 //!   nothing.
 //! - Limits: the manifest's, overridden by the config's.
@@ -67,8 +69,11 @@ impl ToolGrant {
                 );
             }
         }
+        // `*` in the manifest: whatever hosts the user grants (a general
+        // fetch tool); the grant alone decides.
+        let any_host = manifest.capabilities.network.iter().any(|h| h == "*");
         for host in &settings.network {
-            if !manifest.capabilities.network.contains(host) {
+            if !any_host && !manifest.capabilities.network.contains(host) {
                 bail!(
                     "invalid config {config_file}: tools.{}.network grants `{host}`, which the tool does not ask for\n  fix: remove it, or use a tool whose manifest lists it in capabilities.network",
                     manifest.name

@@ -253,7 +253,7 @@ impl ToolManifest {
 
         for host in &raw.capabilities.network {
             if let Err(why) = check_host_pattern(host.get_ref()) {
-                return check.error("capabilities.network", host.span(), why, "list host names such as \"api.example.com\" or \"*.example.org\", without scheme, port or path".into());
+                return check.error("capabilities.network", host.span(), why, "list host names such as \"api.example.com\", \"*.example.org\" or \"127.0.0.1:8080\", without scheme or path".into());
             }
         }
         for name in &raw.capabilities.env {
@@ -368,15 +368,21 @@ fn check_parameters_schema(schema: &serde_json::Value) -> Result<(), String> {
 }
 
 fn check_host_pattern(pattern: &str) -> Result<(), String> {
+    if pattern == "*" {
+        // Any host the user grants: reaches nothing until they do.
+        return Ok(());
+    }
     // An optional `:PORT`: that port only (else the scheme's default).
     let pattern_host = match pattern.rsplit_once(':') {
-        Some((host, port)) if port.parse::<u16>().is_ok_and(|p| p > 0) => host,
-        Some(_) => {
-            return Err(format!(
-                "`{pattern}` has a port that is not a number from 1 to 65535"
-            ));
+        Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
+            if !port.parse::<u16>().is_ok_and(|p| p > 0) {
+                return Err(format!(
+                    "`{pattern}` has a port that is not a number from 1 to 65535"
+                ));
+            }
+            host
         }
-        None => pattern,
+        _ => pattern,
     };
     let host = pattern_host.strip_prefix("*.").unwrap_or(pattern_host);
     let valid = !host.is_empty()

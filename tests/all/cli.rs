@@ -4,7 +4,7 @@
 use crate::harness::Workspace;
 use serde_json::json;
 
-const BUILT_IN: [&str; 8] = [
+const BUILT_IN: [&str; 9] = [
     "create_directory",
     "delete_path",
     "list_directory",
@@ -12,6 +12,7 @@ const BUILT_IN: [&str; 8] = [
     "read_file",
     "replace_in_file",
     "search_files",
+    "web_fetch",
     "write_file",
 ];
 

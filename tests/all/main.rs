@@ -25,4 +25,5 @@ mod recovery;
 mod schedules;
 mod search;
 mod tool_filter;
+mod web_fetch;
 mod workflows;

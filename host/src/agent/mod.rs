@@ -587,8 +587,8 @@ impl<'a> Agent<'a> {
     }
 }
 
-/// The tools to offer: every registered tool that is enabled and not
-/// denied, with its schema.
+/// The tools to offer: every registered tool that is enabled, not denied
+/// and able to reach what it is for, with its schema.
 pub fn offered_tools(dispatcher: &Dispatcher) -> Vec<ToolSpec> {
     let registry = dispatcher.registry();
     registry
@@ -597,10 +597,17 @@ pub fn offered_tools(dispatcher: &Dispatcher) -> Vec<ToolSpec> {
         .filter_map(|name| {
             let entry = registry.get(name)?;
             let grant = ToolGrant::resolve(&entry.manifest, dispatcher.config()).ok()?;
-            (grant.enabled && grant.approval != ApprovalMode::Deny).then(|| ToolSpec {
-                name: name.to_string(),
-                description: entry.manifest.description.clone(),
-                parameters: entry.manifest.parameters.clone(),
+            // A tool for any host the user grants (`web_fetch`) reaches
+            // nothing until they grant one: offering it would only invite
+            // calls that fail.
+            let unreachable = entry.manifest.capabilities.network.iter().any(|h| h == "*")
+                && grant.network.is_empty();
+            (grant.enabled && grant.approval != ApprovalMode::Deny && !unreachable).then(|| {
+                ToolSpec {
+                    name: name.to_string(),
+                    description: entry.manifest.description.clone(),
+                    parameters: entry.manifest.parameters.clone(),
+                }
             })
         })
         .collect()

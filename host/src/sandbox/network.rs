@@ -5,7 +5,9 @@
 //! request here: the request's host and port must match one of the tool's
 //! granted patterns — `api.example.com` (its scheme's default port, 443 or
 //! 80), `api.example.com:8443` (that port only), `*.example.org` (its
-//! subdomains). With no grant every request is refused with
+//! subdomains), `*` (any host, on its scheme's default port; only a user's
+//! explicit grant to a tool that asks for `*`). With no grant every
+//! request is refused with
 //! `HTTP-request-denied`. Redirects are not followed by the host: a tool
 //! that follows one makes a new request, checked like the first.
 //!
@@ -53,12 +55,13 @@ impl NetworkPolicy {
                 },
                 None => (pattern.clone(), default_port),
             };
-            let host_ok = match name.strip_prefix("*.") {
-                Some(domain) => {
-                    host.len() > domain.len() + 1 && host.ends_with(&format!(".{domain}"))
-                }
-                None => host == name,
-            };
+            let host_ok = name == "*"
+                || match name.strip_prefix("*.") {
+                    Some(domain) => {
+                        host.len() > domain.len() + 1 && host.ends_with(&format!(".{domain}"))
+                    }
+                    None => host == name,
+                };
             host_ok && port == wanted_port
         })
     }
@@ -146,5 +149,8 @@ mod tests {
         assert!(!policy.allows("127.0.0.1", 8081, 80));
         assert!(!policy.allows("127.0.0.1", 80, 80));
         assert!(!NetworkPolicy::default().allows("localhost", 80, 80));
+        let any = NetworkPolicy::new(vec!["*".into()]);
+        assert!(any.allows("example.net", 443, 443));
+        assert!(!any.allows("example.net", 8443, 443), "default ports only");
     }
 }

@@ -1,0 +1,161 @@
+//! The built-in `web_fetch` tool against an HTTP server on 127.0.0.1: only
+//! hosts the user granted, readable text out of HTML, redirects checked,
+//! results marked untrusted.
+
+use crate::harness::Workspace;
+use serde_json::json;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::net::TcpListener;
+use std::sync::Arc;
+
+/// One canned answer: status, headers, body.
+type Answer = (u16, Vec<(String, String)>, Vec<u8>);
+
+/// Serves `routes` on 127.0.0.1; returns the port.
+fn serve(routes: impl FnOnce(u16) -> HashMap<String, Answer>) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let routes = Arc::new(routes(port));
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { return };
+            let routes = routes.clone();
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(stream.try_clone().unwrap());
+                let mut request = String::new();
+                reader.read_line(&mut request).unwrap();
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap() == 0 || header.trim().is_empty() {
+                        break;
+                    }
+                }
+                let path = request.split_whitespace().nth(1).unwrap_or("/");
+                let (status, headers, body) =
+                    routes
+                        .get(path)
+                        .cloned()
+                        .unwrap_or((404, vec![], b"not here".to_vec()));
+                let mut head = format!(
+                    "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n",
+                    body.len()
+                );
+                for (name, value) in headers {
+                    head.push_str(&format!("{name}: {value}\r\n"));
+                }
+                head.push_str("\r\n");
+                let _ = stream.write_all(head.as_bytes());
+                let _ = stream.write_all(&body);
+            });
+        }
+    });
+    port
+}
+
+fn typed(content_type: &str, body: &str) -> Answer {
+    (
+        200,
+        vec![("content-type".into(), content_type.into())],
+        body.as_bytes().to_vec(),
+    )
+}
+
+fn redirect(to: String) -> Answer {
+    (302, vec![("location".into(), to)], Vec::new())
+}
+
+const PAGE: &str = r#"<!doctype html>
+<html><head><title>Garden &amp; Notes</title>
+<style>body { color: red }</style><script>steal("cookies")</script></head>
+<body><h1>Tomatoes</h1>
+<p>Water them   every &lt;morning&gt;.</p>
+<div hidden>hidden-secret</div><div style="display: none">css-secret</div>
+<span aria-hidden="true">aria-secret</span><noscript>noscript-secret</noscript>
+<ul><li>basil</li><li>mint</li></ul>
+<template><p>template-secret</p></template>
+</body></html>"#;
+
+#[test]
+fn web_fetch_reads_granted_hosts_only_and_returns_readable_untrusted_text() {
+    let port = serve(|port| {
+        HashMap::from([
+            ("/page".into(), typed("text/html; charset=utf-8", PAGE)),
+            (
+                "/notes.txt".into(),
+                typed("text/plain", "line one\nline two\n"),
+            ),
+            ("/moved".into(), redirect("/page".into())),
+            (
+                "/away".into(),
+                redirect(format!("http://localhost:{port}/page")),
+            ),
+            ("/logo.png".into(), typed("image/png", "\u{89}PNG")),
+            ("/long".into(), typed("text/plain", &"word ".repeat(1000))),
+        ])
+    });
+    let base = format!("http://127.0.0.1:{port}");
+    let ws = Workspace::new();
+
+    // No grant: nothing is reachable, and the error says how to allow it.
+    let (kind, message) = ws.call_refused("web_fetch", json!({"url": format!("{base}/page")}));
+    assert_eq!(kind, "denied", "{message}");
+    assert!(
+        message.contains(&format!(
+            "[tools.web_fetch] network = [\"127.0.0.1:{port}\"]"
+        )),
+        "{message}"
+    );
+
+    ws.write(
+        "toolcell.toml",
+        &format!("[tools.web_fetch]\nnetwork = [\"127.0.0.1:{port}\"]\n"),
+    );
+    let page = ws.call_ok("web_fetch", json!({"url": format!("{base}/page")}));
+    assert_eq!(page["status"], 200);
+    assert_eq!(page["title"], "Garden & Notes");
+    assert_eq!(page["untrusted"], true);
+    assert!(
+        page["note"].as_str().unwrap().contains("Untrusted"),
+        "{page}"
+    );
+    let text = page["text"].as_str().unwrap();
+    assert_eq!(
+        text, "Tomatoes\nWater them every <morning>.\n- basil\n- mint",
+        "{page}"
+    );
+    assert!(
+        !text.contains("secret") && !text.contains("steal"),
+        "{text}"
+    );
+
+    // A text file comes back as it is; a redirect on the granted host is followed.
+    let notes = ws.call_ok("web_fetch", json!({"url": format!("{base}/notes.txt")}));
+    assert_eq!(notes["text"], "line one\nline two\n");
+    let moved = ws.call_ok("web_fetch", json!({"url": format!("{base}/moved")}));
+    assert_eq!(moved["url"], format!("{base}/page"));
+    assert_eq!(moved["title"], "Garden & Notes");
+
+    // A redirect to a host that is not granted, another port, or not text: refused.
+    let (kind, message) = ws.call_refused("web_fetch", json!({"url": format!("{base}/away")}));
+    assert_eq!(kind, "denied", "{message}");
+    assert!(message.contains("localhost"), "{message}");
+    let (kind, _) = ws.call_refused(
+        "web_fetch",
+        json!({"url": format!("http://127.0.0.1:{}/page", port.wrapping_add(1))}),
+    );
+    assert_eq!(kind, "denied");
+    let (kind, message) = ws.call_refused("web_fetch", json!({"url": format!("{base}/logo.png")}));
+    assert_eq!(kind, "failed", "{message}");
+    assert!(message.contains("image/png"), "{message}");
+    let (kind, _) = ws.call_refused("web_fetch", json!({"url": format!("{base}/missing")}));
+    assert_eq!(kind, "not-found");
+
+    // Text beyond max_chars is cut, and says so.
+    let long = ws.call_ok(
+        "web_fetch",
+        json!({"url": format!("{base}/long"), "max_chars": 100}),
+    );
+    assert_eq!(long["text"].as_str().unwrap().chars().count(), 100);
+    assert_eq!(long["truncated"], true);
+}
