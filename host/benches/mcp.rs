@@ -41,9 +41,12 @@
 //! The run is sequential, not interleaved: the machines are noisy, so run
 //! it twice and compare ratios within one run.
 
+#[path = "../../tests/support/mcp_peers.rs"]
+mod mcp_peers;
+
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -102,7 +105,7 @@ fn main() {
     let toolcell_pings = toolcell.pings();
 
     // 2. The reference server.
-    let script = node_modules()
+    let script = mcp_peers::node_modules()
         .join("@modelcontextprotocol/server-filesystem/dist/index.js")
         .canonicalize()
         .expect("server-filesystem is installed");
@@ -197,26 +200,6 @@ fn write_file(path: &Path) {
     }
     text.truncate(FILE_SIZE);
     std::fs::write(path, text).unwrap();
-}
-
-/// The `node_modules` folder `tests/support/mcp-peers.sh` installs (cached).
-fn node_modules() -> PathBuf {
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/support/mcp-peers.sh");
-    let setup = Command::new("bash")
-        .arg(script)
-        .output()
-        .expect("run mcp-peers.sh");
-    assert!(
-        setup.status.success(),
-        "mcp-peers.sh failed (it needs node and npm):\n{}",
-        String::from_utf8_lossy(&setup.stderr)
-    );
-    let out = String::from_utf8(setup.stdout).unwrap();
-    let dir = out
-        .lines()
-        .find_map(|l| l.strip_prefix("MCP_NODE_MODULES="))
-        .unwrap_or_else(|| panic!("mcp-peers.sh printed {out:?}"));
-    PathBuf::from(dir)
 }
 
 /// The params of a `tools/call`, as they go on the wire (the id is added per call).

@@ -98,54 +98,17 @@ fn http_is_linked_but_refused_without_a_grant() {
 /// An HTTP server on 127.0.0.1: `/small` (200, 5 bytes), `/big` (200, over
 /// the response cap), `/redirect` (302 to `location`).
 fn web_server(location: String) -> u16 {
-    use std::io::{BufRead, BufReader, Write};
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let location = location.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut request = String::new();
-                reader.read_line(&mut request).unwrap();
-                loop {
-                    let mut header = String::new();
-                    if reader.read_line(&mut header).unwrap() == 0 || header.trim().is_empty() {
-                        break;
-                    }
-                }
-                let path = request.split_whitespace().nth(1).unwrap_or("/").to_string();
-                let _ = match path.as_str() {
-                    "/small" => stream.write_all(
-                        b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\nconnection: close\r\n\r\nhello",
-                    ),
-                    "/redirect" => stream.write_all(
-                        format!("HTTP/1.1 302 Found\r\nlocation: {location}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n").as_bytes(),
-                    ),
-                    "/big" => {
-                        let size = 40 * 1024 * 1024;
-                        let head = format!(
-                            "HTTP/1.1 200 OK\r\ncontent-length: {size}\r\nconnection: close\r\n\r\n"
-                        );
-                        let chunk = vec![b'x'; 1024 * 1024];
-                        let mut sent = stream.write_all(head.as_bytes());
-                        for _ in 0..40 {
-                            if sent.is_err() {
-                                break;
-                            }
-                            sent = stream.write_all(&chunk);
-                        }
-                        sent
-                    }
-                    _ => stream.write_all(
-                        b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n",
-                    ),
-                };
-            });
-        }
-    });
-    port
+    use crate::http_server::{redirect, serve, typed};
+    serve(|_| {
+        std::collections::HashMap::from([
+            ("/small".to_string(), typed("text/plain", "hello")),
+            ("/redirect".to_string(), redirect(location)),
+            (
+                "/big".to_string(),
+                typed("text/plain", vec![b'x'; 40 * 1024 * 1024]),
+            ),
+        ])
+    })
 }
 
 #[test]

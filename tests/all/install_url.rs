@@ -3,53 +3,27 @@
 //! confirmation of what it asks for.
 
 use crate::harness::Workspace;
+use crate::http_server::serve;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::sync::Arc;
 
-/// Serves fixed files over HTTP/1.1 on 127.0.0.1 until the test ends.
+/// Fixed files over HTTP on 127.0.0.1.
 struct FileServer {
     base: String,
 }
 
 impl FileServer {
     fn start(files: HashMap<String, Vec<u8>>) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let base = format!("http://{}", listener.local_addr().unwrap());
-        let files = Arc::new(files);
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut stream) = stream else { return };
-                let files = files.clone();
-                std::thread::spawn(move || {
-                    let mut reader = BufReader::new(stream.try_clone().unwrap());
-                    let mut request = String::new();
-                    reader.read_line(&mut request).unwrap();
-                    loop {
-                        let mut header = String::new();
-                        reader.read_line(&mut header).unwrap();
-                        if header.trim().is_empty() {
-                            break;
-                        }
-                    }
-                    let path = request.split_whitespace().nth(1).unwrap_or("/");
-                    let (status, body) = match files.get(path) {
-                        Some(body) => ("200 OK", body.clone()),
-                        None => ("404 Not Found", b"not found".to_vec()),
-                    };
-                    let head = format!(
-                        "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
-                        body.len()
-                    );
-                    let _ = stream.write_all(head.as_bytes());
-                    let _ = stream.write_all(&body);
-                });
-            }
+        let port = serve(|_| {
+            files
+                .into_iter()
+                .map(|(path, body)| (path, (200, Vec::new(), body)))
+                .collect()
         });
-        Self { base }
+        Self {
+            base: format!("http://127.0.0.1:{port}"),
+        }
     }
 
     fn url(&self, path: &str, bytes: &[u8]) -> String {

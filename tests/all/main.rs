@@ -5,6 +5,10 @@
 #[path = "../support/fixture.rs"]
 mod fixture;
 mod harness;
+#[path = "../support/http_server.rs"]
+mod http_server;
+#[path = "../support/mcp_peers.rs"]
+mod mcp_peers;
 #[path = "../support/model_server.rs"]
 mod model_server;
 

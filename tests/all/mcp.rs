@@ -221,7 +221,7 @@ fn an_mcp_client_lists_and_calls_the_tools_in_their_cells() {
 /// `toolcell mcp` driven by the MCP Inspector's command-line mode
 /// (`@modelcontextprotocol/inspector --cli`), a client we did not write.
 fn inspector(ws: &Workspace, method_args: &[&str]) -> Value {
-    let bin = crate::mcp_client::node_modules().join(".bin/mcp-inspector");
+    let bin = crate::mcp_peers::node_modules().join(".bin/mcp-inspector");
     let harness = ws.command(&[]);
     // The inspector starts the server with a minimal environment: the
     // harness's variables are passed with `-e`.

@@ -8,37 +8,11 @@ use crate::agent::{chat, chat_on_terminal, run_record, tool_results, workspace};
 use crate::harness::{Run, Workspace};
 use crate::model_server::{ModelServer, ollama};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-
-/// The `node_modules` folder holding the npm peers.
-pub fn node_modules() -> &'static Path {
-    static DIR: OnceLock<PathBuf> = OnceLock::new();
-    DIR.get_or_init(|| {
-        let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/support/mcp-peers.sh");
-        let setup = Command::new("bash")
-            .arg(script)
-            .output()
-            .expect("run mcp-peers.sh");
-        assert!(
-            setup.status.success(),
-            "mcp-peers.sh failed (it needs node and npm):\n{}",
-            String::from_utf8_lossy(&setup.stderr)
-        );
-        let out = String::from_utf8(setup.stdout).unwrap();
-        let dir = out
-            .trim()
-            .strip_prefix("MCP_NODE_MODULES=")
-            .unwrap_or_else(|| panic!("mcp-peers.sh printed {out:?}"));
-        PathBuf::from(dir)
-    })
-}
 
 /// The entry script of an npm peer, such as `server-filesystem`.
 pub fn peer(package: &str) -> String {
-    let path = node_modules()
+    let path = crate::mcp_peers::node_modules()
         .join("@modelcontextprotocol")
         .join(package)
         .join("dist/index.js");

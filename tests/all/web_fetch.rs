@@ -3,67 +3,9 @@
 //! results marked untrusted.
 
 use crate::harness::Workspace;
+use crate::http_server::{redirect, serve, typed};
 use serde_json::json;
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Write};
-use std::net::TcpListener;
-use std::sync::Arc;
-
-/// One canned answer: status, headers, body.
-type Answer = (u16, Vec<(String, String)>, Vec<u8>);
-
-/// Serves `routes` on 127.0.0.1; returns the port.
-fn serve(routes: impl FnOnce(u16) -> HashMap<String, Answer>) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let routes = Arc::new(routes(port));
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { return };
-            let routes = routes.clone();
-            std::thread::spawn(move || {
-                let mut reader = BufReader::new(stream.try_clone().unwrap());
-                let mut request = String::new();
-                reader.read_line(&mut request).unwrap();
-                loop {
-                    let mut header = String::new();
-                    if reader.read_line(&mut header).unwrap() == 0 || header.trim().is_empty() {
-                        break;
-                    }
-                }
-                let path = request.split_whitespace().nth(1).unwrap_or("/");
-                let (status, headers, body) =
-                    routes
-                        .get(path)
-                        .cloned()
-                        .unwrap_or((404, vec![], b"not here".to_vec()));
-                let mut head = format!(
-                    "HTTP/1.1 {status} X\r\ncontent-length: {}\r\nconnection: close\r\n",
-                    body.len()
-                );
-                for (name, value) in headers {
-                    head.push_str(&format!("{name}: {value}\r\n"));
-                }
-                head.push_str("\r\n");
-                let _ = stream.write_all(head.as_bytes());
-                let _ = stream.write_all(&body);
-            });
-        }
-    });
-    port
-}
-
-fn typed(content_type: &str, body: &str) -> Answer {
-    (
-        200,
-        vec![("content-type".into(), content_type.into())],
-        body.as_bytes().to_vec(),
-    )
-}
-
-fn redirect(to: String) -> Answer {
-    (302, vec![("location".into(), to)], Vec::new())
-}
 
 const PAGE: &str = r#"<!doctype html>
 <html><head><title>Garden &amp; Notes</title>
@@ -91,7 +33,7 @@ fn web_fetch_reads_granted_hosts_only_and_returns_readable_untrusted_text() {
                 redirect(format!("http://localhost:{port}/page")),
             ),
             ("/logo.png".into(), typed("image/png", "\u{89}PNG")),
-            ("/long".into(), typed("text/plain", &"word ".repeat(1000))),
+            ("/long".into(), typed("text/plain", "word ".repeat(1000))),
         ])
     });
     let base = format!("http://127.0.0.1:{port}");
