@@ -30,7 +30,7 @@
 use crate::limits;
 use crate::llm::ModelSettings;
 use crate::llm::settings::RawModelSettings;
-use crate::manifest::{is_env_name, line_col};
+use crate::manifest::{check_host_pattern, is_env_name, line_col};
 use crate::mcp::config::{McpServerConfig, RawMcpServer};
 use crate::schedule::config::{DaemonConfig, RawDaemonConfig, RawSchedule, ScheduleConfig};
 use crate::workflow::limits::{RawWorkflowConfig, WorkflowConfig};
@@ -347,6 +347,15 @@ impl WorkspaceConfig {
                 env: raw.env,
                 network: raw.network,
             };
+            if let Some((bad, why)) = settings
+                .network
+                .iter()
+                .find_map(|h| check_host_pattern(h).err().map(|why| (h, why)))
+            {
+                bail!(
+                    "invalid config {at}: tools.{name}.network: {why}\n  fix: grant hosts such as \"api.example.com\", \"*.example.org\" or \"127.0.0.1:8080\" (`{bad}` is not one)"
+                );
+            }
             if let Some(bad) = settings.env.iter().find(|n| !is_env_name(n)) {
                 bail!(
                     "invalid config {at}: tools.{name}.env: `{bad}` is not an environment variable name\n  fix: list names such as \"API_TOKEN\""
@@ -478,6 +487,31 @@ mod tests {
         assert_eq!(config.roots[0].mount, ".");
         assert_eq!(config.roots[0].access, RootAccess::Read);
         assert_eq!(config.roots[1].mount, "docs");
+    }
+
+    #[test]
+    fn network_grants_are_host_patterns() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(CONFIG_FILE);
+        let err = WorkspaceConfig::parse(
+            &file,
+            "[tools.web_fetch]\nnetwork = [\"https://example.com\"]\n",
+        )
+        .unwrap_err();
+        assert!(
+            format!("{err:#}").contains("tools.web_fetch.network"),
+            "{err:#}"
+        );
+        let err = WorkspaceConfig::parse(&file, "[tools.web_fetch]\nnetwork = [\"*:8080\"]\n")
+            .unwrap_err();
+        assert!(format!("{err:#}").contains("`*:8080`"), "{err:#}");
+        assert!(
+            WorkspaceConfig::parse(
+                &file,
+                "[tools.web_fetch]\nnetwork = [\"*\", \"127.0.0.1:8080\"]\n"
+            )
+            .is_ok()
+        );
     }
 
     #[test]

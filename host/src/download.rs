@@ -36,7 +36,8 @@ pub struct PinnedUrl {
 impl PinnedUrl {
     /// Whether `arg` is meant as a URL (rather than a local path).
     pub fn looks_like_url(arg: &str) -> bool {
-        arg.starts_with("https://") || arg.starts_with("http://")
+        let lower = arg.get(..8).unwrap_or(arg).to_ascii_lowercase();
+        lower.starts_with("https://") || lower.starts_with("http://")
     }
 
     /// Parses `URL#sha256=HEX`.
@@ -51,15 +52,8 @@ impl PinnedUrl {
             None => bail!("{arg} has no #sha256=HEX\n  {fix}"),
         };
         url.set_fragment(None);
-        let host = url.host_str().unwrap_or_default();
-        let bare = host.trim_start_matches('[').trim_end_matches(']');
-        let loopback = bare == "localhost"
-            || bare
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback());
         match url.scheme() {
-            "https" => {}
-            "http" if loopback => {}
+            _ if Self::secure(&url) => {}
             "http" => bail!(
                 "{url} is plain HTTP: anyone on the way could change it\n  fix: use its https:// address (plain HTTP is accepted only from this machine)"
             ),
@@ -68,6 +62,17 @@ impl PinnedUrl {
             }
         }
         Ok(Self { url, sha256 })
+    }
+
+    /// HTTPS, or plain HTTP to this machine (a local mirror, a test).
+    fn secure(url: &reqwest::Url) -> bool {
+        let host = url.host_str().unwrap_or_default();
+        let bare = host.trim_start_matches('[').trim_end_matches(']');
+        let loopback = bare == "localhost"
+            || bare
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback());
+        url.scheme() == "https" || (url.scheme() == "http" && loopback)
     }
 
     /// The file name at the end of the URL's path, if any.
@@ -86,8 +91,20 @@ impl PinnedUrl {
             .file_name()
             .filter(|n| !n.starts_with('.') && !n.contains(['/', '\\']))
             .unwrap_or_else(|| "download".into());
+        // A redirect must keep to the same rules as the URL given.
+        let redirects = reqwest::redirect::Policy::custom(|attempt| {
+            if attempt.previous().len() > 5 {
+                attempt.error("more than 5 redirects")
+            } else if Self::secure(attempt.url()) {
+                attempt.follow()
+            } else {
+                let to = attempt.url().to_string();
+                attempt.error(format!("it redirected to plain HTTP ({to})"))
+            }
+        });
         let client = reqwest::Client::builder()
             .timeout(DOWNLOAD_TIMEOUT)
+            .redirect(redirects)
             .build()
             .context("cannot start an HTTP client")?;
         let response = client
@@ -165,6 +182,7 @@ pub fn unpack(archive: &Path, into: &Path) -> Result<PathBuf> {
         .entries()
         .map_err(|e| bad(format!("it cannot be read ({e})")))?;
     let mut count = 0;
+    let mut unpacked: u64 = 0;
     for entry in entries {
         let mut entry = entry.map_err(|e| bad(format!("it cannot be read ({e})")))?;
         count += 1;
@@ -188,14 +206,28 @@ pub fn unpack(archive: &Path, into: &Path) -> Result<PathBuf> {
         }
         let target = into.join(&path);
         match entry.header().entry_type() {
+            // `git archive` starts with one; it holds no file.
+            tar::EntryType::XGlobalHeader => {}
             tar::EntryType::Directory => std::fs::create_dir_all(&target)?,
             tar::EntryType::Regular => {
+                let size = entry.size();
+                unpacked = unpacked.saturating_add(size);
+                if unpacked > MAX_DOWNLOAD_BYTES {
+                    return Err(bad(format!(
+                        "it unpacks to more than {} MiB",
+                        MAX_DOWNLOAD_BYTES >> 20
+                    )));
+                }
+                if target.exists() {
+                    return Err(bad(format!("it holds `{}` twice", path.display())));
+                }
                 if let Some(parent) = target.parent() {
                     std::fs::create_dir_all(parent)?;
                 }
                 let mut out = std::fs::File::create(&target)
                     .with_context(|| format!("cannot write {}", target.display()))?;
-                std::io::copy(&mut entry, &mut out)?;
+                // The header's size is a claim: copy no more than it.
+                std::io::copy(&mut (&mut entry).take(size), &mut out)?;
             }
             other => {
                 return Err(bad(format!(

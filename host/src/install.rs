@@ -98,15 +98,25 @@ pub fn capabilities(manifest: &ToolManifest) -> String {
         crate::manifest::FsAccess::Write => "read and write the workspace's writable roots",
     };
     format!(
-        "`{}` {} asks for:\n  file system:    {fs}\n  network hosts:  {}\n  environment:    {}\n  changes things: {}",
+        "`{}` {} asks for:\n  file system:    {fs}\n  network hosts:  {}\n  environment:    {}\n  changes things: {}\n  approval:       {}",
         manifest.name,
         manifest.version,
-        list(&caps.network),
+        match caps.network.as_slice() {
+            [any] if any == "*" => "any host you grant it".to_string(),
+            hosts => list(hosts),
+        },
         list(&caps.env),
-        if manifest.mutates {
-            "yes (its calls ask for approval)"
-        } else {
-            "no"
+        match (manifest.mutates, caps.fs) {
+            (true, _) => "yes, it says so",
+            (false, crate::manifest::FsAccess::Write) => "it says no, but it asks to write files",
+            (false, _) => "no",
+        },
+        match manifest.approval {
+            crate::manifest::ManifestApproval::Auto =>
+                "its calls run without asking (unless your config says ask)",
+            crate::manifest::ManifestApproval::Ask =>
+                "each call asks first (unless your config says auto)",
+            crate::manifest::ManifestApproval::Always => "each call asks first, always",
         }
     )
 }

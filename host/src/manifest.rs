@@ -222,6 +222,30 @@ impl ToolManifest {
         if let Err(why) = check_tool_name(name) {
             return check.error("name", raw.name.span(), why, "use lowercase letters, digits and single underscores, starting with a letter, e.g. `word_count`".into());
         }
+        // What people are shown (the install confirmation, prompts) must be
+        // what the file says: no line breaks or escape sequences to forge
+        // or hide lines. Descriptions may break lines, nothing else.
+        if raw.version.get_ref().chars().any(char::is_control) {
+            return check.error(
+                "version",
+                raw.version.span(),
+                "the version holds control characters".into(),
+                "give a version such as \"0.1.0\"".into(),
+            );
+        }
+        if raw
+            .description
+            .get_ref()
+            .chars()
+            .any(|c| c.is_control() && c != '\n')
+        {
+            return check.error(
+                "description",
+                raw.description.span(),
+                "the description holds control characters (escape sequences, tabs, carriage returns)".into(),
+                "write it as plain text".into(),
+            );
+        }
         if raw.version.get_ref().trim().is_empty() {
             return check.error(
                 "version",
@@ -367,7 +391,7 @@ fn check_parameters_schema(schema: &serde_json::Value) -> Result<(), String> {
     Ok(())
 }
 
-fn check_host_pattern(pattern: &str) -> Result<(), String> {
+pub fn check_host_pattern(pattern: &str) -> Result<(), String> {
     if pattern == "*" {
         // Any host the user grants: reaches nothing until they do.
         return Ok(());
@@ -465,6 +489,22 @@ properties.path = { type = "string" }
         let mutating = GOOD.replace("[parameters]", "mutates = true\n[parameters]");
         let m = ToolManifest::parse(Path::new("tool.toml"), &mutating).unwrap();
         assert_eq!(m.approval, ManifestApproval::Ask);
+    }
+
+    #[test]
+    fn shown_text_cannot_hold_control_characters() {
+        // A version forging lines of the install confirmation, and hiding them.
+        let forged = GOOD.replace(
+            "version = \"0.1.0\"",
+            "version = \"1\\n  network hosts:  none\\u001b[8m\"",
+        );
+        let err = ToolManifest::parse(Path::new("tool.toml"), &forged).unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("version"), "{err}");
+        let escaped = GOOD.replace("Counts words.", "Counts\\u001b[2Jwords.");
+        let err = ToolManifest::parse(Path::new("tool.toml"), &escaped).unwrap_err();
+        assert_eq!(err.key.as_deref(), Some("description"), "{err}");
+        let lines = GOOD.replace("Counts words.", "Counts words.\\nIn any file.");
+        assert!(ToolManifest::parse(Path::new("tool.toml"), &lines).is_ok());
     }
 
     #[test]

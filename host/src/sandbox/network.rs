@@ -5,8 +5,9 @@
 //! request here: the request's host and port must match one of the tool's
 //! granted patterns — `api.example.com` (its scheme's default port, 443 or
 //! 80), `api.example.com:8443` (that port only), `*.example.org` (its
-//! subdomains), `*` (any host, on its scheme's default port; only a user's
-//! explicit grant to a tool that asks for `*`). With no grant every
+//! subdomains), `*` (any public host, on its scheme's default port; only a
+//! user's explicit grant to a tool that asks for `*`; never this machine or
+//! a private network named by address or `localhost`). With no grant every
 //! request is refused with
 //! `HTTP-request-denied`. Redirects are not followed by the host: a tool
 //! that follows one makes a new request, checked like the first.
@@ -55,7 +56,7 @@ impl NetworkPolicy {
                 },
                 None => (pattern.clone(), default_port),
             };
-            let host_ok = name == "*"
+            let host_ok = (name == "*" && !is_local(&host))
                 || match name.strip_prefix("*.") {
                     Some(domain) => {
                         host.len() > domain.len() + 1 && host.ends_with(&format!(".{domain}"))
@@ -64,6 +65,32 @@ impl NetworkPolicy {
                 };
             host_ok && port == wanted_port
         })
+    }
+}
+
+/// Whether `host` names this machine or a private network by itself (an
+/// IP literal in a loopback, private or link-local range, or `localhost`):
+/// `*` does not reach those; a grant must name them. (A public name that
+/// resolves to such an address is not caught here.)
+fn is_local(host: &str) -> bool {
+    let bare = host.trim_start_matches('[').trim_end_matches(']');
+    if bare == "localhost" || bare.ends_with(".localhost") {
+        return true;
+    }
+    match bare.parse::<std::net::IpAddr>() {
+        Ok(std::net::IpAddr::V4(ip)) => {
+            ip.is_loopback() || ip.is_private() || ip.is_link_local() || ip.is_unspecified()
+        }
+        Ok(std::net::IpAddr::V6(ip)) => {
+            ip.is_loopback()
+                || ip.is_unspecified()
+                || (ip.segments()[0] & 0xfe00) == 0xfc00
+                || (ip.segments()[0] & 0xffc0) == 0xfe80
+                || ip
+                    .to_ipv4_mapped()
+                    .is_some_and(|v4| v4.is_loopback() || v4.is_private() || v4.is_link_local())
+        }
+        Err(_) => false,
     }
 }
 
@@ -152,5 +179,15 @@ mod tests {
         let any = NetworkPolicy::new(vec!["*".into()]);
         assert!(any.allows("example.net", 443, 443));
         assert!(!any.allows("example.net", 8443, 443), "default ports only");
+        for local in [
+            "127.0.0.1",
+            "localhost",
+            "10.1.2.3",
+            "169.254.169.254",
+            "[::1]",
+            "192.168.0.1",
+        ] {
+            assert!(!any.allows(local, 80, 80), "{local}");
+        }
     }
 }

@@ -1,10 +1,15 @@
 //! HTML to readable text: what a person would see, as lines.
+//!
+//! The tree is walked with an explicit stack (a page of 100,000 nested
+//! elements must not exhaust the call stack). Attribute names are matched
+//! in any case and their values with entities decoded, so `HIDDEN` or
+//! `style="display&#58;none"` hide as a browser would.
 
 use tl::{HTMLTag, Node, NodeHandle, Parser, ParserOptions};
 
 /// Elements whose content is never shown as text.
 const SKIPPED: &[&str] = &[
-    "script", "style", "noscript", "template", "svg", "iframe", "object", "head", "canvas",
+    "script", "style", "noscript", "template", "svg", "iframe", "object", "canvas",
 ];
 /// Elements that start a new line.
 const BLOCKS: &[&str] = &[
@@ -39,8 +44,18 @@ const BLOCKS: &[&str] = &[
     "hr",
     "form",
     "address",
-    "title",
 ];
+/// A title is a line, not a document: longer ones are cut.
+const MAX_TITLE_CHARS: usize = 300;
+
+/// One step of the walk.
+enum Step {
+    /// Visit a node; `in_head` while inside `<head>` (nothing shown, only
+    /// the title taken).
+    Visit { node: NodeHandle, in_head: bool },
+    /// A block element ends: a line break.
+    EndBlock,
+}
 
 /// The page's title and its visible text.
 pub fn readable(html: &str) -> (Option<String>, String) {
@@ -48,69 +63,91 @@ pub fn readable(html: &str) -> (Option<String>, String) {
         return (None, collapse(html));
     };
     let parser = dom.parser();
-    let title = dom
-        .query_selector("title")
-        .and_then(|mut found| found.next())
-        .and_then(|handle| handle.get(parser))
-        .map(|node| decode(&node.inner_text(parser)))
-        .map(|t| collapse(&t))
-        .filter(|t| !t.is_empty());
     let mut out = String::new();
-    for handle in dom.children() {
-        walk(*handle, parser, &mut out);
+    let mut title = None;
+    let mut stack: Vec<Step> = dom
+        .children()
+        .iter()
+        .rev()
+        .map(|node| Step::Visit {
+            node: *node,
+            in_head: false,
+        })
+        .collect();
+    while let Some(step) = stack.pop() {
+        let (handle, in_head) = match step {
+            Step::EndBlock => {
+                out.push('\n');
+                continue;
+            }
+            Step::Visit { node, in_head } => (node, in_head),
+        };
+        let Some(node) = handle.get(parser) else {
+            continue;
+        };
+        match node {
+            Node::Raw(text) if !in_head => out.push_str(&decode(&text.as_utf8_str())),
+            Node::Raw(_) | Node::Comment(_) => {}
+            Node::Tag(tag) => {
+                let name = tag.name().as_utf8_str().to_ascii_lowercase();
+                if SKIPPED.contains(&name.as_str()) || hidden(tag) {
+                    continue;
+                }
+                if name == "title" {
+                    if in_head && title.is_none() {
+                        title = Some(title_text(tag, parser));
+                    }
+                    continue;
+                }
+                let in_head = in_head || name == "head";
+                let block = !in_head && BLOCKS.contains(&name.as_str());
+                if block {
+                    out.push('\n');
+                    stack.push(Step::EndBlock);
+                }
+                if name == "li" && !in_head {
+                    out.push_str("- ");
+                }
+                let children: Vec<NodeHandle> = tag.children().top().iter().copied().collect();
+                for child in children.into_iter().rev() {
+                    stack.push(Step::Visit {
+                        node: child,
+                        in_head,
+                    });
+                }
+            }
+        }
     }
-    (title, tidy(&out))
+    (title.filter(|t: &String| !t.is_empty()), tidy(&out))
 }
 
-fn walk(handle: NodeHandle, parser: &Parser, out: &mut String) {
-    let Some(node) = handle.get(parser) else {
-        return;
-    };
-    match node {
-        Node::Raw(text) => {
-            out.push_str(&decode(&text.as_utf8_str()));
-        }
-        Node::Tag(tag) => {
-            let name = tag.name().as_utf8_str().to_ascii_lowercase();
-            if SKIPPED.contains(&name.as_str()) || hidden(tag) {
-                return;
-            }
-            let block = BLOCKS.contains(&name.as_str());
-            if block {
-                out.push('\n');
-            }
-            if name == "li" {
-                out.push_str("- ");
-            }
-            for child in tag.children().top().iter() {
-                walk(*child, parser, out);
-            }
-            if block {
-                out.push('\n');
-            }
-        }
-        Node::Comment(_) => {}
+/// A `<title>`'s text, on one line, cut at [`MAX_TITLE_CHARS`].
+fn title_text(tag: &HTMLTag, parser: &Parser) -> String {
+    let text = collapse(&decode(&tag.inner_text(parser)));
+    match text.char_indices().nth(MAX_TITLE_CHARS) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text,
     }
 }
 
 /// Whether the page hides `tag` from readers.
 fn hidden(tag: &HTMLTag) -> bool {
-    let attributes = tag.attributes();
-    if attributes.contains("hidden") {
-        return true;
+    let mut hidden = false;
+    for (name, value) in tag.attributes().iter() {
+        let value = value
+            .map(|v| decode(&v).to_ascii_lowercase())
+            .unwrap_or_default();
+        match name.to_ascii_lowercase().as_str() {
+            "hidden" => hidden = true,
+            "aria-hidden" => hidden |= value.trim() == "true",
+            "style" => {
+                let style: String = value.split_whitespace().collect();
+                hidden |= style.contains("display:none") || style.contains("visibility:hidden");
+            }
+            _ => {}
+        }
     }
-    let value = |name: &str| {
-        attributes
-            .get(name)
-            .flatten()
-            .map(|v| v.as_utf8_str().to_ascii_lowercase())
-            .unwrap_or_default()
-    };
-    if value("aria-hidden") == "true" {
-        return true;
-    }
-    let style: String = value("style").split_whitespace().collect();
-    style.contains("display:none") || style.contains("visibility:hidden")
+    hidden
 }
 
 fn decode(text: &str) -> String {
