@@ -392,10 +392,7 @@ fn cap_text(text: String, limit: u64) -> String {
     if text.len() <= limit {
         return text;
     }
-    let mut end = limit;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
+    let end = text.floor_char_boundary(limit);
     format!(
         "{} … [{} more bytes cut at the output limit]",
         &text[..end],

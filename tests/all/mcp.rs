@@ -258,6 +258,15 @@ fn inspector(ws: &Workspace, method_args: &[&str]) -> Value {
     })
 }
 
+/// A `tools/call` of `tool` through the inspector, with `key=value` arguments.
+fn inspector_call(ws: &Workspace, tool: &str, args: &[&str]) -> Value {
+    let mut method = vec!["--method", "tools/call", "--tool-name", tool];
+    for arg in args {
+        method.extend(["--tool-arg", arg]);
+    }
+    inspector(ws, &method)
+}
+
 #[test]
 fn the_mcp_inspector_lists_and_calls_the_tools_and_sees_the_cli_refusal() {
     let ws = Workspace::new();
@@ -275,53 +284,21 @@ fn the_mcp_inspector_lists_and_calls_the_tools_and_sees_the_cli_refusal() {
         assert!(names.contains(&name), "{name} in {names:?}");
     }
 
-    let read = inspector(
-        &ws,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "read_file",
-            "--tool-arg",
-            "path=notes/a.md",
-        ],
-    );
+    let read = inspector_call(&ws, "read_file", &["path=notes/a.md"]);
     assert_eq!(read["isError"], false, "{read}");
     assert_eq!(
         read["structuredContent"]["content"],
         "# Alpha\nthe word is pumpkin\n"
     );
 
-    let found = inspector(
-        &ws,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "search_files",
-            "--tool-arg",
-            "path=.",
-            "--tool-arg",
-            "query=pumpkin",
-        ],
-    );
+    let found = inspector_call(&ws, "search_files", &["path=.", "query=pumpkin"]);
     assert_eq!(found["isError"], false, "{found}");
     assert_eq!(
         found["structuredContent"]["matches"][0]["path"],
         "notes/a.md"
     );
 
-    let escape = inspector(
-        &ws,
-        &[
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "read_file",
-            "--tool-arg",
-            "path=../secret.txt",
-        ],
-    );
+    let escape = inspector_call(&ws, "read_file", &["path=../secret.txt"]);
     assert_eq!(escape["isError"], true, "{escape}");
     let (_, cli) = ws.call("read_file", json!({"path": "../secret.txt"}));
     let cli_message = cli["error"]["message"].as_str().unwrap();

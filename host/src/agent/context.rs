@@ -45,10 +45,7 @@ pub fn cut_tool_result(result: String, num_ctx: u32) -> String {
     if result.len() <= max {
         return result;
     }
-    let mut at = max;
-    while !result.is_char_boundary(at) {
-        at -= 1;
-    }
+    let at = result.floor_char_boundary(max);
     format!(
         "{}\n[cut: the result has {} bytes; only the first {at} fit in the context. Ask for less: a smaller file, a narrower search, a line range.]",
         &result[..at],

@@ -65,6 +65,16 @@ pub fn stop_all_servers() {
     }
 }
 
+/// Ends process group `group` with `signal`: it is no longer one of the
+/// [`LIVE_GROUPS`].
+fn end_group(group: i32, signal: i32) {
+    LIVE_GROUPS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&group);
+    signal_group(group, signal);
+}
+
 /// Sends `signal` to process group `group`.
 fn signal_group(group: i32, signal: i32) {
     // SAFETY: kill(2) with a negative pid signals the process group the
@@ -292,11 +302,7 @@ impl Live {
 
     /// Ends the server: its whole process group, at once.
     fn kill(&self) {
-        LIVE_GROUPS
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&self.group);
-        signal_group(self.group, libc::SIGKILL);
+        end_group(self.group, libc::SIGKILL);
     }
 
     /// Waits (at most [`EXIT_WAIT`]) for the exit watcher to see the
@@ -322,9 +328,6 @@ impl Live {
 struct Connection {
     config: McpServerConfig,
     live: tokio::sync::Mutex<Option<Arc<Live>>>,
-    /// The group to signal when the workspace closes (a plain mutex: read
-    /// in `Drop`, outside the runtime).
-    group: Mutex<Option<i32>>,
 }
 
 impl Connection {
@@ -332,7 +335,6 @@ impl Connection {
         Self {
             config,
             live: tokio::sync::Mutex::new(None),
-            group: Mutex::new(None),
         }
     }
 
@@ -420,10 +422,8 @@ impl Connection {
             }
             // What it left behind in its group.
             live.kill();
-            *self.group.lock().unwrap_or_else(|p| p.into_inner()) = None;
         }
         let live = Arc::new(self.spawn(deadline).await?);
-        *self.group.lock().unwrap_or_else(|p| p.into_inner()) = Some(live.group);
         *slot = Some(live.clone());
         Ok(live)
     }
@@ -437,18 +437,18 @@ impl Connection {
             .is_some_and(|current| Arc::ptr_eq(current, live))
         {
             *slot = None;
-            *self.group.lock().unwrap_or_else(|p| p.into_inner()) = None;
         }
     }
 
     /// Signals the server's group, if one runs (the workspace is closing).
+    /// Called from `Drop`, outside the runtime: a session being started
+    /// right now holds the slot and is ended by the runtime's shutdown
+    /// (`kill_on_drop`) and the death signal instead.
     fn stop(&self) {
-        if let Some(group) = self.group.lock().unwrap_or_else(|p| p.into_inner()).take() {
-            LIVE_GROUPS
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&group);
-            signal_group(group, libc::SIGTERM);
+        if let Ok(slot) = self.live.try_lock()
+            && let Some(live) = slot.as_ref()
+        {
+            end_group(live.group, libc::SIGTERM);
         }
     }
 
@@ -523,13 +523,7 @@ impl Connection {
                 .unwrap_or_else(|p| p.into_inner())
                 .describe()
         };
-        let kill = || {
-            LIVE_GROUPS
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .remove(&group);
-            signal_group(group, libc::SIGKILL);
-        };
+        let kill = || end_group(group, libc::SIGKILL);
         let startup = config.startup_timeout;
         match tokio::time::timeout_at(deadline, client_config().serve((from_filter, stdin))).await {
             Ok(Ok(session)) => Ok(Live {
@@ -624,9 +618,11 @@ async fn filter_stdout(
     }
 }
 
+/// Whether `line` is meant as a message: it opens a JSON object. Whether
+/// it parses is the SDK's to judge (it ignores unparsable lines): parsing
+/// every message twice would cost the most on the largest results.
 fn is_json_object(line: &str) -> bool {
     line.trim_start().starts_with('{')
-        && serde_json::from_str::<serde::de::IgnoredAny>(line).is_ok()
 }
 
 /// Keeps the last lines of the server's stderr.
