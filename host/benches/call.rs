@@ -70,6 +70,7 @@ fn no_grant() -> ToolGrant {
         preopens: Vec::new(),
         env: Vec::new(),
         network: Vec::new(),
+        process: Vec::new(),
         limits: Limits {
             timeout_ms: 10_000,
             memory_mb: 64,

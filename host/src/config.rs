@@ -3,7 +3,7 @@
 //! Found in the current folder or its parents, or given with `--config`. It
 //! says which folders the tools may see (the roots) and, per tool, whether it
 //! is enabled, its approval and its limit overrides, and which of the
-//! environment variables and network hosts it asks for are granted. With no
+//! environment variables, network hosts and programs it asks for are granted. With no
 //! config, the current folder is the one root, writable for tools that ask
 //! to write.
 //!
@@ -25,12 +25,15 @@
 //! network = ["api.weather.example"]
 //! env = ["WEATHER_TOKEN"]
 //! timeout_ms = 5000
+//!
+//! [tools.run_command]
+//! process = ["git", "make"]   # programs it may run (off until granted)
 //! ```
 
 use crate::limits;
 use crate::llm::ModelSettings;
 use crate::llm::settings::RawModelSettings;
-use crate::manifest::{check_host_pattern, is_env_name, line_col};
+use crate::manifest::{check_host_pattern, check_program, is_env_name, line_col};
 use crate::mcp::config::{McpServerConfig, RawMcpServer};
 use crate::schedule::config::{DaemonConfig, RawDaemonConfig, RawSchedule, ScheduleConfig};
 use crate::workflow::limits::{RawWorkflowConfig, WorkflowConfig};
@@ -85,6 +88,8 @@ pub struct ToolSettings {
     pub env: Vec<String>,
     /// Network hosts granted (only those the manifest asks for count).
     pub network: Vec<String>,
+    /// Programs granted (only those the manifest asks for count).
+    pub process: Vec<String>,
 }
 
 impl ToolSettings {
@@ -98,6 +103,7 @@ impl ToolSettings {
         max_output_bytes: None,
         env: Vec::new(),
         network: Vec::new(),
+        process: Vec::new(),
     };
 }
 
@@ -192,6 +198,8 @@ struct RawToolSettings {
     env: Vec<String>,
     #[serde(default)]
     network: Vec<String>,
+    #[serde(default)]
+    process: Vec<String>,
 }
 
 impl WorkspaceConfig {
@@ -346,7 +354,21 @@ impl WorkspaceConfig {
                 )?,
                 env: raw.env,
                 network: raw.network,
+                process: raw.process,
             };
+            if let Some((bad, why)) = settings.process.iter().find_map(|p| {
+                let why = if p == "*" {
+                    Some("`*` would grant every program".to_string())
+                } else {
+                    check_program(p).err()
+                };
+                why.map(|why| (p, why))
+            }) {
+                bail!(
+                    "invalid config {at}: tools.{name}.process: {why}\n  fix: grant programs one by one, by name or absolute path, such as \"git\" or \"/usr/bin/make\" (`{}` is not one)",
+                    bad.escape_debug()
+                );
+            }
             if let Some((bad, why)) = settings
                 .network
                 .iter()

@@ -274,6 +274,10 @@ impl Dispatcher {
         };
         let warning = match &admitted.entry.backend {
             Backend::Mcp(external) => Some(self.mcp_warning(external)),
+            Backend::Component(_) if !admitted.grant.process.is_empty() => Some(format!(
+                "not sandboxed: the programs this tool may run ({}) run with your rights, outside its cell",
+                admitted.grant.process.join(", ")
+            )),
             Backend::Component(_) => None,
         };
         ApprovalRequest {

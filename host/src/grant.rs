@@ -4,10 +4,10 @@
 //! - File system: no roots for `fs = "none"`; every root read-only for
 //!   `fs = "read"`; for `fs = "write"`, writable only where the root's
 //!   `access` is `write`.
-//! - Environment and network: only names/hosts the manifest asks for *and*
-//!   the config grants in `[tools.NAME]` (a manifest asking for network
-//!   `*` takes whatever hosts the config grants, and reaches none until it
-//!   does). Granting something the manifest
+//! - Environment, network and programs: only names/hosts/programs the
+//!   manifest asks for *and* the config grants in `[tools.NAME]` (a manifest
+//!   asking for network or process `*` takes whatever the config grants, and
+//!   reaches nothing until it does). Granting something the manifest
 //!   does not ask for is a config error, so a typo cannot silently grant
 //!   nothing.
 //! - Limits: the manifest's, overridden by the config's.
@@ -49,6 +49,8 @@ pub struct ToolGrant {
     pub env: Vec<String>,
     /// Host patterns reachable over wasi:http.
     pub network: Vec<String>,
+    /// Programs it may run through `toolcell:tool/process`.
+    pub process: Vec<String>,
     pub limits: Limits,
 }
 
@@ -76,6 +78,16 @@ impl ToolGrant {
             if !any_host && !manifest.capabilities.network.contains(host) {
                 bail!(
                     "invalid config {config_file}: tools.{}.network grants `{host}`, which the tool does not ask for\n  fix: remove it, or use a tool whose manifest lists it in capabilities.network",
+                    manifest.name
+                );
+            }
+        }
+
+        let any_program = manifest.capabilities.process.iter().any(|p| p == "*");
+        for program in &settings.process {
+            if !any_program && !manifest.capabilities.process.contains(program) {
+                bail!(
+                    "invalid config {config_file}: tools.{}.process grants `{program}`, which the tool does not ask for\n  fix: remove it, or use a tool whose manifest lists it in capabilities.process",
                     manifest.name
                 );
             }
@@ -117,6 +129,7 @@ impl ToolGrant {
             preopens,
             env: settings.env.clone(),
             network: settings.network.clone(),
+            process: settings.process.clone(),
             limits: Limits {
                 timeout_ms: settings.timeout_ms.unwrap_or(manifest.limits.timeout_ms),
                 memory_mb: settings.memory_mb.unwrap_or(manifest.limits.memory_mb),

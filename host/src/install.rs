@@ -98,12 +98,17 @@ pub fn capabilities(manifest: &ToolManifest) -> String {
         crate::manifest::FsAccess::Write => "read and write the workspace's writable roots",
     };
     format!(
-        "`{}` {} asks for:\n  file system:    {fs}\n  network hosts:  {}\n  environment:    {}\n  changes things: {}\n  approval:       {}",
+        "`{}` {} asks for:\n  file system:    {fs}\n  network hosts:  {}\n  programs:       {}\n  environment:    {}\n  changes things: {}\n  approval:       {}",
         manifest.name,
         manifest.version,
         match caps.network.as_slice() {
             [any] if any == "*" => "any host you grant it".to_string(),
             hosts => list(hosts),
+        },
+        match caps.process.as_slice() {
+            [any] if any == "*" => "any program you grant it (run with your rights)".to_string(),
+            [] => "none".to_string(),
+            programs => format!("{} (run with your rights)", list(programs)),
         },
         list(&caps.env),
         match (manifest.mutates, caps.fs) {

@@ -10,6 +10,7 @@ pub mod approval;
 pub mod builtin;
 pub mod calls;
 pub mod changes;
+pub mod child;
 pub mod cli;
 pub mod config;
 pub mod dispatch;

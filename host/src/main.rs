@@ -4,6 +4,6 @@ fn main() {
     let code = toolcell::cli::main();
     // Normally every server was stopped with its workspace; this covers
     // whatever an error path left running.
-    toolcell::mcp::client::stop_all_servers();
+    toolcell::child::stop_all();
     std::process::exit(code);
 }

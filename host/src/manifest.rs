@@ -62,6 +62,9 @@ pub struct Capabilities {
     pub network: Vec<String>,
     /// Environment variable names it may read.
     pub env: Vec<String>,
+    /// Programs it may run (`git`, `/usr/bin/make`), or `*` for whatever
+    /// programs the user grants. Empty for nearly every tool.
+    pub process: Vec<String>,
 }
 
 /// A parsed and validated `tool.toml`.
@@ -130,6 +133,8 @@ struct RawCapabilities {
     network: Vec<Spanned<String>>,
     #[serde(default)]
     env: Vec<Spanned<String>>,
+    #[serde(default)]
+    process: Vec<Spanned<String>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -292,6 +297,25 @@ impl ToolManifest {
             }
         }
 
+        for program in &raw.capabilities.process {
+            if let Err(why) = check_program(program.get_ref()) {
+                return check.error(
+                    "capabilities.process",
+                    program.span(),
+                    why,
+                    "list program names such as \"git\" or absolute paths such as \"/usr/bin/make\" (or \"*\" for whatever the user grants); never a command line".into(),
+                );
+            }
+        }
+        if !raw.capabilities.process.is_empty() && raw.approval != Some(ManifestApproval::Always) {
+            return check.error(
+                "capabilities.process",
+                raw.capabilities.process[0].span(),
+                "a tool that runs programs must be approved at every call, with the command line shown".into(),
+                "set `approval = \"always\"`".into(),
+            );
+        }
+
         let limits = Limits {
             timeout_ms: check.limit(
                 "timeout_ms",
@@ -336,6 +360,12 @@ impl ToolManifest {
                 env: raw
                     .capabilities
                     .env
+                    .into_iter()
+                    .map(Spanned::into_inner)
+                    .collect(),
+                process: raw
+                    .capabilities
+                    .process
                     .into_iter()
                     .map(Spanned::into_inner)
                     .collect(),
@@ -424,6 +454,33 @@ pub fn check_host_pattern(pattern: &str) -> Result<(), String> {
             "`{pattern}` is not a host name, `*.domain` pattern or `host:port`"
         ))
     }
+}
+
+/// A program a tool may run: a bare name looked up on PATH (`git`), an
+/// absolute path (`/usr/bin/make`), or `*` (in a manifest: whatever the user
+/// grants). Never a command line: arguments are the tool's to pass.
+pub fn check_program(program: &str) -> Result<(), String> {
+    if program == "*" {
+        return Ok(());
+    }
+    if program.is_empty() || program.len() > 255 {
+        return Err("a program name must have 1 to 255 bytes".into());
+    }
+    if program.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(format!(
+            "`{}` holds spaces or control characters: a grant names one program, without arguments",
+            program.escape_debug()
+        ));
+    }
+    if program.contains('/') && !program.starts_with('/') {
+        return Err(format!(
+            "`{program}` is a relative path: give a name found on PATH or an absolute path"
+        ));
+    }
+    if program.split('/').any(|part| part == "..") {
+        return Err(format!("`{program}` contains `..`"));
+    }
+    Ok(())
 }
 
 /// Whether `name` is usable as an environment variable name.

@@ -4,13 +4,14 @@
 use crate::harness::Workspace;
 use serde_json::json;
 
-const BUILT_IN: [&str; 9] = [
+const BUILT_IN: [&str; 10] = [
     "create_directory",
     "delete_path",
     "list_directory",
     "move_path",
     "read_file",
     "replace_in_file",
+    "run_command",
     "search_files",
     "web_fetch",
     "write_file",

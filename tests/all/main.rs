@@ -26,6 +26,7 @@ mod mcp;
 mod mcp_client;
 mod model_fit;
 mod recovery;
+mod run_command;
 mod schedules;
 mod search;
 mod tool_filter;

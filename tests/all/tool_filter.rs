@@ -20,15 +20,19 @@ use toolcell::llm::ToolSpec;
 use toolcell::manifest::ToolManifest;
 
 /// The built-in file tools, as their manifests describe them (the corpus
-/// was written around them; `web_fetch` is left out, as the agent leaves it
-/// out until a host is granted).
+/// was written around them; `web_fetch` and `run_command` are left out, as
+/// the agent leaves them out until a host or program is granted).
 fn builtin_tools() -> Vec<ToolSpec> {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../tools-wasm");
     let mut tools: Vec<ToolSpec> = std::fs::read_dir(root)
         .unwrap()
         .flatten()
         .map(|e| e.path().join("tool.toml"))
-        .filter(|p| p.exists() && !p.starts_with(format!("{root}/web_fetch")))
+        .filter(|p| {
+            p.exists()
+                && !p.starts_with(format!("{root}/web_fetch"))
+                && !p.starts_with(format!("{root}/run_command"))
+        })
         .map(|p| {
             let m = ToolManifest::load(&p).unwrap();
             ToolSpec {

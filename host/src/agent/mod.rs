@@ -597,11 +597,13 @@ pub fn offered_tools(dispatcher: &Dispatcher) -> Vec<ToolSpec> {
         .filter_map(|name| {
             let entry = registry.get(name)?;
             let grant = ToolGrant::resolve(&entry.manifest, dispatcher.config()).ok()?;
-            // A tool for any host the user grants (`web_fetch`) reaches
-            // nothing until they grant one: offering it would only invite
-            // calls that fail.
-            let unreachable = entry.manifest.capabilities.network.iter().any(|h| h == "*")
-                && grant.network.is_empty();
+            // A tool for any host or program the user grants (`web_fetch`,
+            // `run_command`) reaches nothing until they grant one: offering
+            // it would only invite calls that fail.
+            let any = |asked: &[String]| asked.iter().any(|a| a == "*");
+            let caps = &entry.manifest.capabilities;
+            let unreachable = (any(&caps.network) && grant.network.is_empty())
+                || (any(&caps.process) && grant.process.is_empty());
             (grant.enabled && grant.approval != ApprovalMode::Deny && !unreachable).then(|| {
                 ToolSpec {
                     name: name.to_string(),

@@ -82,8 +82,66 @@ pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Str
             };
             format!("delete {what}{note} (kept in .toolcell/trash)")
         }
+        "run_command" => {
+            let program = text("program")?;
+            let argv: Vec<&str> = std::iter::once(program)
+                .chain(
+                    args.get("args")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str),
+                )
+                .collect();
+            let cwd = text("cwd").unwrap_or(".");
+            format!(
+                "$ {}
+  in: {}",
+                command_line(&argv),
+                quote(cwd)
+            )
+        }
         _ => return None,
     })
+}
+
+/// `argv` as a command line a person reads (and could paste into a shell):
+/// each word quoted when it needs to be.
+pub fn command_line(argv: &[&str]) -> String {
+    argv.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// One word, quoted for a POSIX shell when it holds anything but plain
+/// characters. Control characters are written as escapes (`$'…'`), so an
+/// argument can never hide or forge lines of the prompt.
+fn quote(word: &str) -> String {
+    let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c);
+    if !word.is_empty() && word.chars().all(plain) {
+        return word.to_string();
+    }
+    // Control characters, and the invisible and direction-changing ones a
+    // terminal would render as nothing or reorder.
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+    };
+    if word.chars().any(hidden) {
+        let escaped: String = word
+            .chars()
+            .map(|c| match c {
+                '\\' => "\\\\".to_string(),
+                '\'' => "\\'".to_string(),
+                '\n' => "\\n".to_string(),
+                '\t' => "\\t".to_string(),
+                '\r' => "\\r".to_string(),
+                c if c.is_control() && (c as u32) < 0x100 => format!("\\x{:02x}", c as u32),
+                c if hidden(c) => format!("\\u{:04x}", c as u32),
+                c => c.to_string(),
+            })
+            .collect();
+        return format!("$'{escaped}'");
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 fn describe(config: &WorkspaceConfig, path: &str) -> String {
@@ -150,5 +208,18 @@ mod tests {
         assert!(shown.contains("outside the workspace"), "{shown}");
         let shown = preview(&config, "delete_path", &json!({"path": "a.txt"})).unwrap();
         assert!(shown.contains("the file `a.txt` (14 bytes)"), "{shown}");
+    }
+
+    #[test]
+    fn command_lines_are_quoted_and_never_hide_characters() {
+        assert_eq!(command_line(&["git", "log", "-5"]), "git log -5");
+        assert_eq!(
+            command_line(&["echo", "a b", "it's", ""]),
+            "echo 'a b' 'it'\\''s' ''"
+        );
+        assert_eq!(
+            command_line(&["rm", "x\n$ git status", "\u{1b}[8m", "a\u{202e}b"]),
+            "rm $'x\\n$ git status' $'\\x1b[8m' $'a\\u202eb'"
+        );
     }
 }

@@ -66,7 +66,7 @@ fn watch_signals(stop: CancellationToken) -> Result<()> {
             }
             if stop.is_cancelled() {
                 eprintln!("toolcell: stopped at once");
-                crate::mcp::client::stop_all_servers();
+                crate::child::stop_all();
                 std::process::exit(EXIT_INTERRUPTED);
             }
             stop.cancel();

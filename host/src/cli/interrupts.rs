@@ -22,7 +22,7 @@ impl Interrupts {
                 let token = handle.token();
                 if token.is_cancelled() {
                     eprintln!("\ntoolcell: stopped at once");
-                    crate::mcp::client::stop_all_servers();
+                    crate::child::stop_all();
                     std::process::exit(EXIT_INTERRUPTED);
                 }
                 eprintln!("\ntoolcell: stopping (Ctrl-C again to quit at once)");

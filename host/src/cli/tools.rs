@@ -324,7 +324,7 @@ fn show(config: &WorkspaceConfig, registry: &Registry, name: &str, json: bool) -
         }
     };
     let text = format!(
-        "{} {} ({from})\n  {}\n\nenabled:     {}\nmutates:     {}\napproval:    {} ({approval_source})\nfile system: asks {}; granted roots: {roots}\nnetwork:     asks {}; granted {}\nenvironment: asks {}; granted {}\nlimits:      timeout {} ms, memory {} MiB, result {} bytes\nparameters:\n{}",
+        "{} {} ({from})\n  {}\n\nenabled:     {}\nmutates:     {}\napproval:    {} ({approval_source})\nfile system: asks {}; granted roots: {roots}\nnetwork:     asks {}; granted {}\nprograms:    asks {}; granted {}\nenvironment: asks {}; granted {}\nlimits:      timeout {} ms, memory {} MiB, result {} bytes\nparameters:\n{}",
         m.name,
         m.version,
         m.description,
@@ -334,6 +334,8 @@ fn show(config: &WorkspaceConfig, registry: &Registry, name: &str, json: bool) -
         m.capabilities.fs,
         list_or_none(&m.capabilities.network),
         list_or_none(&grant.network),
+        list_or_none(&m.capabilities.process),
+        list_or_none(&grant.process),
         list_or_none(&m.capabilities.env),
         list_or_none(&grant.env),
         grant.limits.timeout_ms,
@@ -356,7 +358,7 @@ fn describe(entry: &ToolEntry, grant: Option<&ToolGrant>) -> Value {
         "folder": entry.folder,
         "mutates": m.mutates,
         "parameters": m.parameters,
-        "capabilities": { "fs": m.capabilities.fs.to_string(), "network": m.capabilities.network, "env": m.capabilities.env },
+        "capabilities": { "fs": m.capabilities.fs.to_string(), "network": m.capabilities.network, "process": m.capabilities.process, "env": m.capabilities.env },
     });
     if let Some(grant) = grant {
         value["enabled"] = json!(grant.enabled);
@@ -369,6 +371,7 @@ fn describe(entry: &ToolEntry, grant: Option<&ToolGrant>) -> Value {
         value["granted"] = json!({
             "roots": grant.preopens.iter().map(|p| json!({"name": p.guest, "path": p.host, "writable": p.writable})).collect::<Vec<_>>(),
             "network": grant.network,
+            "process": grant.process,
             "env": grant.env,
         });
     }

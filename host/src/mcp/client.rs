@@ -2,7 +2,7 @@
 //! with the official Rust SDK (`rmcp`).
 //!
 //! Each server is a child process in its own process group, started with a
-//! scrubbed environment ([`PASSED_ENV`] plus the config's `env`). At the
+//! scrubbed environment ([`child::PASSED_ENV`] plus the config's `env`). At the
 //! start of a run every enabled server is started, initialized and asked
 //! for its tools, all in parallel and within its `startup_timeout`; a
 //! server that fails is reported and its tools are missing from that run,
@@ -18,25 +18,19 @@
 //! the server printed.
 
 use super::config::McpServerConfig;
+use crate::child;
 use anyhow::{Context, Result, anyhow};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, Tool};
 use rmcp::service::{Peer, RoleClient, RunningService};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 
-/// The variables a server inherits from toolcell's environment: what
-/// programs need to find themselves and their caches (`npx`, `uvx`), and
-/// nothing that could be a secret. Anything else is given in `env`.
-pub const PASSED_ENV: &[&str] = &[
-    "HOME", "PATH", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
-    "TZ",
-];
 /// The largest message accepted from a server: the SDK's own limit. A
 /// longer line is dropped (and reported) instead of filling memory.
 const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -47,42 +41,9 @@ const LINE_SHOWN_CHARS: usize = 200;
 /// Buffer between the stdout filter and the SDK's reader.
 const PIPE_BUFFER_BYTES: usize = 256 * 1024;
 
-/// The process groups of every server running in this process, for
-/// [`stop_all_servers`] on the way out of paths that exit without running
-/// destructors (a second Ctrl-C, the daemon's second signal).
-static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 /// How long a server that broke off a call gets to be seen exiting, so the
 /// error can say how it ended.
 const EXIT_WAIT: Duration = Duration::from_secs(2);
-
-/// Signals every MCP server this process started (SIGTERM to its group).
-/// For exits that skip destructors; servers also get SIGTERM if toolcell
-/// dies without calling this (`PR_SET_PDEATHSIG`).
-pub fn stop_all_servers() {
-    let groups = std::mem::take(&mut *LIVE_GROUPS.lock().unwrap_or_else(|p| p.into_inner()));
-    for group in groups {
-        signal_group(group, libc::SIGTERM);
-    }
-}
-
-/// Ends process group `group` with `signal`: it is no longer one of the
-/// [`LIVE_GROUPS`].
-fn end_group(group: i32, signal: i32) {
-    LIVE_GROUPS
-        .lock()
-        .unwrap_or_else(|p| p.into_inner())
-        .remove(&group);
-    signal_group(group, signal);
-}
-
-/// Sends `signal` to process group `group`.
-fn signal_group(group: i32, signal: i32) {
-    // SAFETY: kill(2) with a negative pid signals the process group the
-    // server leads; it reads no memory.
-    unsafe {
-        libc::kill(-group, signal);
-    }
-}
 
 /// Why a call of an external tool produced no result.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -302,7 +263,7 @@ impl Live {
 
     /// Ends the server: its whole process group, at once.
     fn kill(&self) {
-        end_group(self.group, libc::SIGKILL);
+        child::end_group(self.group, libc::SIGKILL);
     }
 
     /// Waits (at most [`EXIT_WAIT`]) for the exit watcher to see the
@@ -448,41 +409,21 @@ impl Connection {
         if let Ok(slot) = self.live.try_lock()
             && let Some(live) = slot.as_ref()
         {
-            end_group(live.group, libc::SIGTERM);
+            child::end_group(live.group, libc::SIGTERM);
         }
     }
 
     /// Starts the process and initializes the session by `deadline`.
     async fn spawn(&self, deadline: Instant) -> Result<Live> {
         let config = &self.config;
-        let mut command = tokio::process::Command::new(&config.command);
+        let mut command = child::command(&config.command);
         command
             .args(&config.args)
             .current_dir(&config.cwd)
-            .env_clear()
-            .envs(
-                PASSED_ENV.iter().filter_map(|name| {
-                    std::env::var_os(name).map(|value| (name.to_string(), value))
-                }),
-            )
             .envs(&config.env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
-        // SAFETY: the closure runs in the child between fork and exec and
-        // only calls prctl(2), which is async-signal-safe. The server gets
-        // SIGTERM if the thread that started it (this runtime's) ends, so
-        // a toolcell killed outright leaves no server behind.
-        unsafe {
-            command.pre_exec(|| {
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+            .stderr(Stdio::piped());
         let mut child = command.spawn().map_err(|e| {
             anyhow!(
                 "cannot start `{}` ({e})\n  fix: install it, or give its full path as `command` in [[mcp_server]] `{}` ({})",
@@ -495,10 +436,7 @@ impl Connection {
             .id()
             .and_then(|pid| i32::try_from(pid).ok())
             .context("the server exited as it started")?;
-        LIVE_GROUPS
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(group);
+        child::register_group(group);
         let diagnostics = Arc::new(Mutex::new(Diagnostics::default()));
         let (stdin, stdout, stderr) = (
             child.stdin.take().context("no stdin")?,
@@ -523,7 +461,7 @@ impl Connection {
                 .unwrap_or_else(|p| p.into_inner())
                 .describe()
         };
-        let kill = || end_group(group, libc::SIGKILL);
+        let kill = || child::end_group(group, libc::SIGKILL);
         let startup = config.startup_timeout;
         match tokio::time::timeout_at(deadline, client_config().serve((from_filter, stdin))).await {
             Ok(Ok(session)) => Ok(Live {

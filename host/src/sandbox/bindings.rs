@@ -1,8 +1,11 @@
-//! Host bindings of the tool contract, generated from `tools-wasm/wit/tool.wit`.
+//! Host bindings of the tool contract, generated from `tools-wasm/wit/tool.wit`:
+//! the `tool` export every component implements, and the `process` import
+//! ([`super::process`]) the host offers to all of them.
 
 wasmtime::component::bindgen!({
-    world: "tool-component",
+    world: "command-tool",
     path: "../tools-wasm/wit",
+    imports: { default: async },
     exports: { default: async },
 });
 

@@ -3,13 +3,16 @@
 //! A cell is built fresh for every call from the tool's grant: preopens for
 //! the granted roots only (read-only unless writing is granted), the granted
 //! environment variables only, no stdin, captured stdout/stderr, sockets and
-//! name lookup refused, HTTP refused except to granted hosts, and a memory
+//! name lookup refused, HTTP refused except to granted hosts, programs
+//! refused except granted ones, and a memory
 //! limiter that remembers whether it said no.
 
 use super::network::NetworkPolicy;
 use super::output::CappedOutput;
+use super::process::ProcessPolicy;
 use crate::grant::ToolGrant;
 use anyhow::{Context, Result};
+use std::time::{Duration, Instant};
 use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
@@ -70,6 +73,7 @@ pub struct CellState {
     table: ResourceTable,
     http: WasiHttpCtx,
     network: NetworkPolicy,
+    pub(super) process: ProcessPolicy,
     pub limiter: MemoryLimiter,
 }
 
@@ -101,6 +105,11 @@ impl CellState {
             table: ResourceTable::new(),
             http: WasiHttpCtx::new(),
             network: NetworkPolicy::new(grant.network.clone()),
+            process: ProcessPolicy::new(
+                grant.process.clone(),
+                grant.preopens.clone(),
+                Instant::now() + Duration::from_millis(grant.limits.timeout_ms),
+            ),
             limiter: MemoryLimiter {
                 limit_bytes: grant.limits.memory_bytes(),
                 reached: false,

@@ -6,6 +6,7 @@
 //! - [`cell`]: the per-call WASI context, HTTP policy and memory limiter;
 //! - [`output`]: captured, capped stdout/stderr;
 //! - [`network`]: which hosts a cell may reach over wasi:http;
+//! - [`process`]: which programs a cell may run, and how;
 //! - [`bindings`]: the generated host side of `toolcell:tool`.
 //!
 //! A call never leaves anything behind: the store (memories, tables, open
@@ -19,10 +20,11 @@ pub mod cell;
 pub mod engine;
 pub mod network;
 pub mod output;
+pub mod process;
 
 use crate::grant::ToolGrant;
 use anyhow::Result;
-use bindings::{GuestError, ToolComponentPre};
+use bindings::{CommandToolPre, GuestError};
 use cache::{CacheStatus, ComponentCache};
 use cell::CellState;
 pub use engine::Allocation;
@@ -93,7 +95,7 @@ pub struct RunOutcome {
 /// A component compiled and linked, ready to instantiate.
 #[derive(Clone)]
 pub struct PreparedTool {
-    pre: ToolComponentPre<CellState>,
+    pre: CommandToolPre<CellState>,
     pub cache: CacheStatus,
 }
 
@@ -121,6 +123,10 @@ impl Sandbox {
         // by its context (see `cell`).
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
+        bindings::toolcell::tool::process::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
+            &mut linker,
+            |state: &mut CellState| state,
+        )?;
         let cache = ComponentCache::new(&engine, options.cache_dir);
         Ok(Self {
             engine,
@@ -142,10 +148,10 @@ impl Sandbox {
         })?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| {
             anyhow::anyhow!(
-                "it imports something toolcell does not provide ({e:#})\n  fix: import only WASI 0.2 interfaces (cli, filesystem, clocks, random, sockets, http)"
+                "it imports something toolcell does not provide ({e:#})\n  fix: import only WASI 0.2 interfaces (cli, filesystem, clocks, random, sockets, http) and `toolcell:tool/process`"
             )
         })?;
-        let pre = ToolComponentPre::new(pre).map_err(|e| {
+        let pre = CommandToolPre::new(pre).map_err(|e| {
             anyhow::anyhow!(
                 "it does not implement the world `toolcell:tool/tool-component` ({e:#})\n  fix: export the interface `toolcell:tool/tool@0.1.0` from tools-wasm/wit/tool.wit, e.g. with wit-bindgen's `export!`"
             )

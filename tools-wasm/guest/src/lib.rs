@@ -4,7 +4,8 @@
 //! through `std::fs` (which WASI confines to the granted roots) and returns a
 //! JSON value. Everything those crates would otherwise repeat lives here:
 //!
-//! - [`bindings`]: the generated bindings of `toolcell:tool`, and the
+//! - [`bindings`]: the generated bindings of `toolcell:tool` (the `tool`
+//!   export and the `process` import), and the
 //!   [`export_tool!`] macro a tool crate uses to export its implementation;
 //! - [`run`]: parse the JSON arguments, call the tool, serialise the result;
 //! - [`path`]: workspace-relative paths, checked before any file is touched;
@@ -23,7 +24,9 @@ pub mod path;
 #[allow(missing_docs, clippy::all)]
 pub mod bindings {
     wit_bindgen::generate!({
-        world: "tool-component",
+        // `command-tool` is `tool-component` plus the `process` import; a
+        // tool that never runs a program does not import it.
+        world: "command-tool",
         path: "../wit",
         pub_export_macro: true,
         export_macro_name: "export_tool",

@@ -1,0 +1,89 @@
+//! Programs toolcell starts on the user's behalf: MCP servers and the
+//! programs a tool was granted (`process = [...]`).
+//!
+//! Each one is started the same way: a scrubbed environment
+//! ([`PASSED_ENV`] plus what the caller adds), no terminal, a process group
+//! of its own (so everything it starts is ended with it), and
+//! `PR_SET_PDEATHSIG` so that a toolcell killed outright leaves nothing
+//! behind. Live groups are registered, and [`stop_all`] ends them on the
+//! way out of paths that exit without running destructors.
+
+use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::sync::Mutex;
+
+/// The variables a child inherits from toolcell's environment: what
+/// programs need to find themselves and their caches (`npx`, `git`), and
+/// nothing that could be a secret. Anything else is given explicitly.
+pub const PASSED_ENV: &[&str] = &[
+    "HOME", "PATH", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
+    "TZ",
+];
+
+/// The process groups of every child running in this process.
+static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
+
+/// A command for `program` with the scrubbed environment, its own process
+/// group, killed when dropped and when toolcell dies. The caller sets
+/// arguments, directory and pipes.
+pub fn command(program: impl AsRef<OsStr>) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(program);
+    command
+        .env_clear()
+        .envs(
+            PASSED_ENV
+                .iter()
+                .filter_map(|name| std::env::var_os(name).map(|value| (name.to_string(), value))),
+        )
+        .process_group(0)
+        .kill_on_drop(true);
+    // SAFETY: the closure runs in the child between fork and exec and only
+    // calls prctl(2), which is async-signal-safe. The child gets SIGTERM if
+    // the thread that started it ends, so a toolcell killed outright leaves
+    // no child behind.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    command
+}
+
+/// Records `group` (a started child's pid, which leads its group) as live.
+pub fn register_group(group: i32) {
+    LIVE_GROUPS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(group);
+}
+
+/// Ends process group `group` with `signal`: it is no longer live.
+pub fn end_group(group: i32, signal: i32) {
+    LIVE_GROUPS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .remove(&group);
+    signal_group(group, signal);
+}
+
+/// Signals every child group this process started (SIGTERM). For exits that
+/// skip destructors; children also get SIGTERM if toolcell dies without
+/// calling this (`PR_SET_PDEATHSIG`).
+pub fn stop_all() {
+    let groups = std::mem::take(&mut *LIVE_GROUPS.lock().unwrap_or_else(|p| p.into_inner()));
+    for group in groups {
+        signal_group(group, libc::SIGTERM);
+    }
+}
+
+/// Sends `signal` to process group `group`.
+fn signal_group(group: i32, signal: i32) {
+    // SAFETY: kill(2) with a negative pid signals the process group the
+    // child leads; it reads no memory.
+    unsafe {
+        libc::kill(-group, signal);
+    }
+}

@@ -1,0 +1,317 @@
+//! Programs a cell may run: the host side of `toolcell:tool/process`.
+//!
+//! Linked for every tool and refused unless granted: the program must be
+//! one the tool's grant names (its manifest asked for it and the user's
+//! config allows it), the working directory must lie inside a root, and it
+//! runs with a scrubbed environment, no stdin, in a process group of its own
+//! ([`crate::child`]) that is killed at the timeout or when the call ends,
+//! whichever comes first. Never a shell: a program and its argument list.
+//!
+//! The program itself is not sandboxed (it runs with the user's rights);
+//! that is why every call of a tool with this capability is approved by
+//! the user, and why a program is never found by name inside a root (a
+//! tool could have written it there).
+
+use super::bindings::toolcell::tool::process::{Command, Host, Output, RunError};
+use crate::child;
+use crate::grant::Preopen;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Component, Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt};
+
+/// Output kept of each stream (stdout, stderr): a long build log's worth,
+/// its start and its end; the tool decides how much of it a model sees.
+pub const MAX_STREAM_BYTES: usize = 1024 * 1024;
+/// Time kept back from the tool's own limit when a program is killed at the
+/// timeout, so the tool can still report what it printed.
+const REPORT_MARGIN: Duration = Duration::from_millis(500);
+/// How long output is still read after the program exited, when something
+/// it started in the background keeps its pipes open.
+const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(200);
+
+/// What one cell may run, and where.
+#[derive(Debug, Clone)]
+pub struct ProcessPolicy {
+    programs: Vec<String>,
+    roots: Vec<Preopen>,
+    /// When the tool's own time limit ends.
+    deadline: Instant,
+}
+
+impl ProcessPolicy {
+    pub fn new(programs: Vec<String>, roots: Vec<Preopen>, deadline: Instant) -> Self {
+        Self {
+            programs,
+            roots,
+            deadline,
+        }
+    }
+
+    /// The program's path, if `program` is granted and found.
+    fn resolve_program(&self, program: &str) -> Result<PathBuf, RunError> {
+        if !self.programs.iter().any(|p| p == program) {
+            return Err(RunError::Denied(if self.programs.is_empty() {
+                format!(
+                    "not granted: this tool may run no programs, so `{}` was not run\n  fix: the user can grant it in toolcell.toml under [tools.TOOL] process = [\"{}\"]",
+                    program.escape_debug(),
+                    program.escape_debug()
+                )
+            } else {
+                format!(
+                    "not granted: `{}` is not one of the programs this tool may run ({})",
+                    program.escape_debug(),
+                    self.programs.join(", ")
+                )
+            }));
+        }
+        if program.starts_with('/') {
+            let path = PathBuf::from(program);
+            return if is_executable(&path) {
+                Ok(path)
+            } else {
+                Err(RunError::NotFound(format!(
+                    "`{program}` is not an executable file"
+                )))
+            };
+        }
+        // Only absolute PATH entries, and nothing inside a root: a tool that
+        // may write files could otherwise plant a `git` of its own.
+        let path_var = std::env::var_os("PATH").unwrap_or_default();
+        for dir in std::env::split_paths(&path_var).filter(|d| d.is_absolute()) {
+            let candidate = dir.join(program);
+            if !is_executable(&candidate) {
+                continue;
+            }
+            let real = candidate.canonicalize().unwrap_or(candidate.clone());
+            if self.roots.iter().any(|root| real.starts_with(&root.host)) {
+                continue;
+            }
+            return Ok(candidate);
+        }
+        Err(RunError::NotFound(format!(
+            "`{program}` is granted but was not found on PATH (outside the workspace)\n  fix: install it, or grant its absolute path"
+        )))
+    }
+
+    /// The host folder for `cwd`, a workspace-relative path inside a root.
+    fn resolve_cwd(&self, cwd: &str) -> Result<PathBuf, RunError> {
+        let shown = cwd.escape_debug();
+        let Some(first) = self.roots.first() else {
+            return Err(RunError::Denied(
+                "this tool sees no workspace folder (fs = \"none\"), so it has nowhere to run a program"
+                    .into(),
+            ));
+        };
+        let relative = Path::new(cwd);
+        let mut parts = Vec::new();
+        for component in relative.components() {
+            match component {
+                Component::Normal(part) => parts.push(part),
+                Component::CurDir => {}
+                Component::RootDir | Component::Prefix(_) | Component::ParentDir => {
+                    return Err(RunError::Denied(format!(
+                        "the working directory `{shown}` is outside the workspace\n  fix: give a folder relative to the workspace, such as \".\" or \"src\""
+                    )));
+                }
+            }
+        }
+        // `NAME/...` addresses the root mounted as NAME; anything else the first.
+        let (root, rest) = match parts.first() {
+            Some(head) => match self
+                .roots
+                .iter()
+                .skip(1)
+                .find(|r| r.guest.as_str() == *head)
+            {
+                Some(root) => (root, &parts[1..]),
+                None => (first, &parts[..]),
+            },
+            None => (first, &parts[..]),
+        };
+        let joined = rest
+            .iter()
+            .fold(root.host.clone(), |path, part| path.join(part));
+        let real = joined.canonicalize().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                RunError::NotFound(format!("the working directory `{shown}` does not exist"))
+            }
+            _ => RunError::Failed(format!(
+                "the working directory `{shown}` cannot be used: {e}"
+            )),
+        })?;
+        // A symlink inside the workspace must not lead out of it.
+        if !self.roots.iter().any(|r| real.starts_with(&r.host)) {
+            return Err(RunError::Denied(format!(
+                "the working directory `{shown}` leads outside the workspace (through a link)"
+            )));
+        }
+        if !real.is_dir() {
+            return Err(RunError::Failed(format!(
+                "the working directory `{shown}` is not a folder"
+            )));
+        }
+        Ok(real)
+    }
+
+    /// Runs `cmd` if it is granted, killing it at its timeout.
+    pub async fn run(&self, cmd: Command) -> Result<Output, RunError> {
+        let program = self.resolve_program(&cmd.program)?;
+        let cwd = self.resolve_cwd(&cmd.cwd)?;
+        let left = self
+            .deadline
+            .saturating_duration_since(Instant::now())
+            .saturating_sub(REPORT_MARGIN);
+        if left.is_zero() {
+            return Err(RunError::Failed(
+                "no time is left of the tool's own time limit to run a program".into(),
+            ));
+        }
+        let limit = match cmd.timeout_ms {
+            0 => left,
+            ms => Duration::from_millis(ms.into()).min(left),
+        };
+
+        let started = Instant::now();
+        let mut command = child::command(&program);
+        command
+            .args(&cmd.args)
+            .current_dir(&cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut running = command.spawn().map_err(|e| {
+            RunError::Failed(format!("`{}` could not be started: {e}", cmd.program))
+        })?;
+        let group = running.id().and_then(|pid| i32::try_from(pid).ok());
+        if let Some(group) = group {
+            child::register_group(group);
+        }
+        // Whatever happens next (the call is dropped at its deadline, the
+        // program exits and leaves children behind), the group ends here.
+        let _group = GroupGuard(group);
+        let (stdout, stderr) = (running.stdout.take(), running.stderr.take());
+        let mut out = CappedBuffer::default();
+        let mut err = CappedBuffer::default();
+        let finished = tokio::time::timeout(limit, async {
+            let mut drains = std::pin::pin!(async {
+                tokio::join!(out.drain(stdout), err.drain(stderr));
+            });
+            let mut drained = false;
+            let status = loop {
+                tokio::select! {
+                    status = running.wait() => break status,
+                    () = &mut drains, if !drained => drained = true,
+                }
+            };
+            // Something it left running in the background may hold the
+            // pipes open: what it printed by now is kept, the rest is not
+            // waited for (the group is ended below).
+            if !drained {
+                let _ = tokio::time::timeout(DRAIN_AFTER_EXIT, &mut drains).await;
+            }
+            status
+        })
+        .await;
+        let (exit_code, timed_out) = match finished {
+            Ok(Ok(status)) => (status.code(), false),
+            Ok(Err(e)) => {
+                return Err(RunError::Failed(format!(
+                    "waiting for `{}` failed: {e}",
+                    cmd.program
+                )));
+            }
+            Err(_elapsed) => {
+                if let Some(group) = group {
+                    child::end_group(group, libc::SIGKILL);
+                }
+                let _ = running.wait().await;
+                (None, true)
+            }
+        };
+        Ok(Output {
+            exit_code,
+            truncated: out.truncated() || err.truncated(),
+            stdout: out.text(),
+            stderr: err.text(),
+            timed_out,
+            duration_ms: started.elapsed().as_millis() as u64,
+        })
+    }
+}
+
+impl Host for super::cell::CellState {
+    async fn run(&mut self, cmd: Command) -> Result<Output, RunError> {
+        self.process.run(cmd).await
+    }
+}
+
+/// Kills a program's process group when dropped.
+struct GroupGuard(Option<i32>);
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if let Some(group) = self.0 {
+            child::end_group(group, libc::SIGKILL);
+        }
+    }
+}
+
+/// One output stream, kept up to [`MAX_STREAM_BYTES`]: its first and last
+/// halves (where a log's useful lines are); the middle is read and dropped,
+/// so the program never blocks on a full pipe.
+#[derive(Default)]
+struct CappedBuffer {
+    head: Vec<u8>,
+    tail: std::collections::VecDeque<u8>,
+    dropped: u64,
+}
+
+impl CappedBuffer {
+    const HALF: usize = MAX_STREAM_BYTES / 2;
+
+    async fn drain(&mut self, stream: Option<impl AsyncRead + Unpin>) {
+        let Some(mut stream) = stream else { return };
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            match stream.read(&mut chunk).await {
+                Ok(0) | Err(_) => return,
+                Ok(n) => self.push(&chunk[..n]),
+            }
+        }
+    }
+
+    fn push(&mut self, mut bytes: &[u8]) {
+        let room = Self::HALF - self.head.len();
+        let to_head = room.min(bytes.len());
+        self.head.extend_from_slice(&bytes[..to_head]);
+        bytes = &bytes[to_head..];
+        self.tail.extend(bytes);
+        if self.tail.len() > Self::HALF {
+            let over = self.tail.len() - Self::HALF;
+            self.tail.drain(..over);
+            self.dropped += over as u64;
+        }
+    }
+
+    fn truncated(&self) -> bool {
+        self.dropped > 0
+    }
+
+    /// The text kept, with a marker where the middle was dropped.
+    fn text(&self) -> String {
+        let mut bytes = self.head.clone();
+        if self.truncated() {
+            bytes
+                .extend_from_slice(format!("\n[… {} bytes left out …]\n", self.dropped).as_bytes());
+        }
+        bytes.extend(self.tail.iter());
+        String::from_utf8_lossy(&bytes).into_owned()
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
