@@ -133,21 +133,41 @@ pub fn add(
     registry: &Registry,
     files: &ToolFiles,
     tools_dir: &Path,
+    replace: bool,
     confirm: &dyn Fn(&ToolManifest) -> Result<()>,
 ) -> Result<ToolManifest> {
     let manifest = ToolManifest::load(&files.manifest)?;
-    if let Some(existing) = registry.get(&manifest.name) {
+    let target = tools_dir.join(&manifest.name);
+    let existing = registry.get(&manifest.name);
+    // `--replace` swaps a tool installed in the same place (an author's
+    // rebuild); never a built-in one, nor one installed elsewhere.
+    let replacing = replace && existing.is_some_and(|e| e.folder.as_deref() == Some(&target));
+    if let Some(existing) = existing.filter(|_| !replacing) {
         let place = existing
             .folder
             .as_ref()
             .map(|f| format!(" at {}", f.display()))
             .unwrap_or_default();
         bail!(
-            "invalid tool manifest {} at key `name`: a {} tool named `{}` already exists{place}\n  fix: choose another name in the manifest, or remove the existing tool with `toolcell tools remove {}`",
+            "invalid tool manifest {} at key `name`: a {} tool named `{}` already exists{place}\n  fix: {}",
             files.manifest.display(),
             existing.source,
             manifest.name,
-            manifest.name
+            match (&existing.folder, replace) {
+                (None, _) => "choose another name in the manifest".to_string(),
+                (Some(_), false) => format!(
+                    "choose another name in the manifest, replace it with `toolcell tools add --replace …`, or remove it with `toolcell tools remove {}`",
+                    manifest.name
+                ),
+                (Some(_), true) => format!(
+                    "it is installed {}: add the new one there (`--user` or not) to replace it",
+                    if existing.source == ToolSource::User {
+                        "for the user"
+                    } else {
+                        "in the workspace"
+                    }
+                ),
+            }
         );
     }
     let wasm = std::fs::read(&files.component)
@@ -164,7 +184,24 @@ pub fn add(
         .tempdir_in(tools_dir)?;
     std::fs::copy(&files.manifest, staging.path().join(MANIFEST_FILE))?;
     std::fs::write(staging.path().join(COMPONENT_FILE), &wasm)?;
-    let target = tools_dir.join(&manifest.name);
+    if replacing {
+        // Swap: the old folder is moved aside, the new one moved in, the
+        // old one removed; if moving in fails, the old one comes back.
+        let aside = tools_dir.join(format!(
+            ".{}-replaced-{}",
+            manifest.name,
+            std::process::id()
+        ));
+        std::fs::rename(&target, &aside)
+            .with_context(|| format!("cannot replace {}", target.display()))?;
+        if let Err(e) = std::fs::rename(staging.path(), &target) {
+            let _ = std::fs::rename(&aside, &target);
+            return Err(e).with_context(|| format!("cannot install into {}", target.display()));
+        }
+        let _ = staging.keep();
+        let _ = std::fs::remove_dir_all(&aside);
+        return Ok(manifest);
+    }
     if target.exists() {
         bail!(
             "{} already exists\n  fix: remove it with `toolcell tools remove {}`",

@@ -24,6 +24,7 @@ pub mod manifest;
 pub mod mcp;
 pub mod registry;
 pub mod sandbox;
+pub mod scaffold;
 pub mod schedule;
 pub mod store;
 pub mod text;

@@ -11,6 +11,8 @@ mod http_server;
 mod mcp_peers;
 #[path = "../support/model_server.rs"]
 mod model_server;
+#[path = "../support/polyglot.rs"]
+mod polyglot;
 
 mod agent;
 mod cache;
@@ -25,6 +27,7 @@ mod manifests;
 mod mcp;
 mod mcp_client;
 mod model_fit;
+mod polyglot_tools;
 mod recovery;
 mod run_command;
 mod schedules;

@@ -13,6 +13,7 @@ use crate::locations;
 use crate::manifest::ManifestApproval;
 use crate::registry::{Backend, Registry, ToolEntry};
 use crate::sandbox::Sandbox;
+use crate::scaffold::{self, Lang};
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use serde_json::{Value, json};
@@ -68,9 +69,24 @@ pub enum ToolsCommand {
         /// Confirm what the tool asks for without asking.
         #[arg(long, short = 'y')]
         yes: bool,
+        /// Replace an installed tool of the same name (after a rebuild).
+        #[arg(long)]
+        replace: bool,
     },
     /// Remove an installed tool.
     Remove { name: String },
+    /// Start a new tool: a folder with a working example (a file word
+    /// count), its manifest, the WIT contract and the build command.
+    New {
+        /// The tool's name: lowercase letters, digits and `_`.
+        name: String,
+        /// The language to write it in.
+        #[arg(long, value_enum)]
+        lang: Lang,
+        /// The folder to create (default: ./NAME).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
 }
 
 pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
@@ -96,7 +112,12 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
             let dispatcher = open_dispatcher(config)?;
             call(&dispatcher, &name, &args, yes, json, logs)
         }
-        ToolsCommand::Add { paths, user, yes } => {
+        ToolsCommand::Add {
+            paths,
+            user,
+            yes,
+            replace,
+        } => {
             let (config, registry) = load_workspace(config)?;
             let fetched = tempfile::tempdir().context("cannot make a temporary folder")?;
             let paths = fetch_urls(&paths, fetched.path())?;
@@ -109,12 +130,23 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
             };
             let sandbox = Sandbox::new(super::sandbox_options())?;
             let confirm = |manifest: &crate::manifest::ToolManifest| confirm_install(manifest, yes);
-            let manifest = install::add(&sandbox, &registry, &files, &tools_dir, &confirm)?;
+            let manifest =
+                install::add(&sandbox, &registry, &files, &tools_dir, replace, &confirm)?;
             print_out(&format!(
                 "installed `{}` {} into {}",
                 manifest.name,
                 manifest.version,
                 tools_dir.join(&manifest.name).display()
+            ))?;
+            Ok(EXIT_OK)
+        }
+        ToolsCommand::New { name, lang, dir } => {
+            let folder = dir.unwrap_or_else(|| PathBuf::from(&name));
+            let folder = scaffold::create(&name, lang, &folder)?;
+            let shown = folder.display();
+            print_out(&format!(
+                "created {shown}: the tool `{name}` ({lang:?}), counting the lines, words and bytes of a file; see {shown}/README.md\n\nnext:\n  cd {shown}\n  {}\n  toolcell tools add . --yes\n  toolcell tools call {name} --args '{{\"path\": \"README.md\"}}'",
+                lang.build_command(&name)
             ))?;
             Ok(EXIT_OK)
         }

@@ -1,0 +1,135 @@
+//! The example tool of `toolcell tools new` (a file word count), scaffolded
+//! and built in Rust, Python and JavaScript with the real toolchains, as an
+//! author would. The Python and JS toolchains come from
+//! `tests/support/guest-toolchains.sh` (PyPI and npm, pinned, cached).
+//! Shared by the end-to-end tests and the polyglot benchmark.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+use toolcell::scaffold::{self, Lang};
+
+/// Where the pinned component toolchains are installed.
+pub struct Toolchains {
+    pub componentize_py: PathBuf,
+    pub js_node_modules: PathBuf,
+}
+
+/// The toolchains (installed on first use).
+pub fn toolchains() -> &'static Toolchains {
+    static TOOLCHAINS: OnceLock<Toolchains> = OnceLock::new();
+    TOOLCHAINS.get_or_init(|| {
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../tests/support/guest-toolchains.sh"
+        );
+        let setup = Command::new("bash")
+            .arg(script)
+            .output()
+            .expect("run guest-toolchains.sh");
+        assert!(
+            setup.status.success(),
+            "guest-toolchains.sh failed (it needs python3 with venv, node and npm):\n{}",
+            String::from_utf8_lossy(&setup.stderr)
+        );
+        let out = String::from_utf8(setup.stdout).unwrap();
+        let value = |key: &str| {
+            out.lines()
+                .find_map(|l| l.strip_prefix(key))
+                .map(PathBuf::from)
+                .unwrap_or_else(|| panic!("guest-toolchains.sh printed {out:?}"))
+        };
+        Toolchains {
+            componentize_py: value("COMPONENTIZE_PY="),
+            js_node_modules: value("COMPONENTIZE_JS_NODE_MODULES="),
+        }
+    })
+}
+
+/// A scaffolded tool, built.
+pub struct Built {
+    #[allow(dead_code, reason = "the benchmark needs only the component")]
+    pub folder: PathBuf,
+    pub wasm: PathBuf,
+    /// How long its build command took.
+    #[allow(dead_code, reason = "only the benchmark reports it")]
+    pub build_time: Duration,
+}
+
+/// Builds the already scaffolded tool `name` in `folder` with its
+/// language's build command (offline: crates from the local registry,
+/// packages from the toolchain cache).
+pub fn build(lang: Lang, folder: &Path, name: &str) -> Built {
+    let started = Instant::now();
+    let status = match lang {
+        Lang::Rust => {
+            // The build script's guest target folder: wit-bindgen and serde
+            // are compiled there already.
+            let target_dir = PathBuf::from(env!("TOOLCELL_GUEST_TARGET_DIR"));
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let status = Command::new(cargo)
+                .args([
+                    "build",
+                    "--release",
+                    "--offline",
+                    "--target",
+                    "wasm32-wasip2",
+                    "--target-dir",
+                ])
+                .arg(&target_dir)
+                .current_dir(folder)
+                .env_remove("CARGO_ENCODED_RUSTFLAGS")
+                .env_remove("RUSTFLAGS")
+                .status()
+                .expect("running cargo");
+            let built = target_dir.join(format!("wasm32-wasip2/release/{name}.wasm"));
+            if status.success() {
+                std::fs::copy(&built, folder.join(format!("{name}.wasm"))).unwrap();
+            }
+            status
+        }
+        Lang::Python => Command::new(&toolchains().componentize_py)
+            .args([
+                "-d",
+                "wit",
+                "-w",
+                "tool-component",
+                "componentize",
+                "app",
+                "-o",
+            ])
+            .arg(format!("{name}.wasm"))
+            .current_dir(folder)
+            .status()
+            .expect("running componentize-py"),
+        Lang::Js => {
+            let modules = folder.join("node_modules");
+            if !modules.exists() {
+                std::os::unix::fs::symlink(&toolchains().js_node_modules, &modules).unwrap();
+            }
+            Command::new("node")
+                .arg("build.mjs")
+                .current_dir(folder)
+                .status()
+                .expect("running node build.mjs")
+        }
+    };
+    assert!(status.success(), "building the {lang:?} scaffold failed");
+    let wasm = folder.join(format!("{name}.wasm"));
+    assert!(wasm.is_file(), "{} was not produced", wasm.display());
+    Built {
+        folder: folder.to_path_buf(),
+        wasm,
+        build_time: started.elapsed(),
+    }
+}
+
+/// Scaffolds `name` in `lang` under `parent` (with the library, as
+/// `toolcell tools new` does) and builds it.
+#[allow(dead_code, reason = "the tests scaffold through the binary")]
+pub fn scaffold_and_build(lang: Lang, parent: &Path, name: &str) -> Built {
+    let folder = parent.join(format!("{name}-{lang:?}").to_lowercase());
+    scaffold::create(name, lang, &folder).expect("scaffold");
+    build(lang, &folder, name)
+}
