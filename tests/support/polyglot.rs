@@ -48,12 +48,14 @@ pub fn toolchains() -> &'static Toolchains {
 }
 
 /// A scaffolded tool, built.
+#[allow(
+    dead_code,
+    reason = "the tests add the folder the build left; the benchmark reads these"
+)]
 pub struct Built {
-    #[allow(dead_code, reason = "the benchmark needs only the component")]
     pub folder: PathBuf,
     pub wasm: PathBuf,
     /// How long its build command took.
-    #[allow(dead_code, reason = "only the benchmark reports it")]
     pub build_time: Duration,
 }
 
