@@ -154,7 +154,10 @@ pub fn add(
             existing.source,
             manifest.name,
             match (&existing.folder, replace) {
-                (None, _) => "choose another name in the manifest".to_string(),
+                (None, _) => {
+                    "choose another name in the manifest (a built-in tool cannot be replaced)"
+                        .to_string()
+                }
                 (Some(_), false) => format!(
                     "choose another name in the manifest, replace it with `toolcell tools add --replace …`, or remove it with `toolcell tools remove {}`",
                     manifest.name
