@@ -64,6 +64,7 @@ fn micros(d: Duration) -> f64 {
 
 fn no_grant() -> ToolGrant {
     ToolGrant {
+        tool: "bench".into(),
         enabled: true,
         approval: ApprovalMode::Auto,
         approval_source: ApprovalSource::Manifest,

@@ -156,6 +156,7 @@ fn main() {
     }
 
     let grant = ToolGrant {
+        tool: "word_count".into(),
         enabled: true,
         approval: ApprovalMode::Auto,
         approval_source: ApprovalSource::Manifest,

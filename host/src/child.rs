@@ -24,9 +24,10 @@ pub const PASSED_ENV: &[&str] = &[
 static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 
 /// A command for `program` with the scrubbed environment, its own process
-/// group, killed when dropped and when toolcell dies. The caller sets
-/// arguments, directory and pipes.
-pub fn command(program: impl AsRef<OsStr>) -> tokio::process::Command {
+/// group, killed when dropped, and sent `death_signal` when toolcell dies
+/// (SIGTERM lets a server shut down; SIGKILL cannot be ignored). The caller
+/// sets arguments, directory and pipes.
+pub fn command(program: impl AsRef<OsStr>, death_signal: i32) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(program);
     command
         .env_clear()
@@ -38,12 +39,12 @@ pub fn command(program: impl AsRef<OsStr>) -> tokio::process::Command {
         .process_group(0)
         .kill_on_drop(true);
     // SAFETY: the closure runs in the child between fork and exec and only
-    // calls prctl(2), which is async-signal-safe. The child gets SIGTERM if
-    // the thread that started it ends, so a toolcell killed outright leaves
-    // no child behind.
+    // calls prctl(2), which is async-signal-safe. The child gets the signal
+    // if the thread that started it ends, so a toolcell killed outright
+    // leaves no child behind (its own children it must end itself).
     unsafe {
-        command.pre_exec(|| {
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) == -1 {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, death_signal) == -1 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(())
@@ -79,8 +80,8 @@ pub fn stop_all() {
     }
 }
 
-/// Sends `signal` to process group `group`.
-fn signal_group(group: i32, signal: i32) {
+/// Sends `signal` to process group `group` (it stays live).
+pub fn signal_group(group: i32, signal: i32) {
     // SAFETY: kill(2) with a negative pid signals the process group the
     // child leads; it reads no memory.
     unsafe {

@@ -286,6 +286,9 @@ impl Dispatcher {
             mutates: admitted.entry.manifest.mutates,
             preview,
             warning,
+            // A tool that runs programs (`run_command`): what a call does
+            // is its command line, so each one is decided on its own.
+            every_call: !admitted.entry.manifest.capabilities.process.is_empty(),
         }
     }
 

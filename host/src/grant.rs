@@ -41,6 +41,8 @@ pub enum ApprovalSource {
 /// Everything a call of one tool may use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolGrant {
+    /// The tool's name.
+    pub tool: String,
     pub enabled: bool,
     pub approval: ApprovalMode,
     pub approval_source: ApprovalSource,
@@ -123,6 +125,7 @@ impl ToolGrant {
         };
 
         Ok(Self {
+            tool: manifest.name.clone(),
             enabled: settings.enabled,
             approval,
             approval_source,

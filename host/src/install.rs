@@ -137,6 +137,9 @@ pub fn add(
     confirm: &dyn Fn(&ToolManifest) -> Result<()>,
 ) -> Result<ToolManifest> {
     let manifest = ToolManifest::load(&files.manifest)?;
+    if let Some(why) = third_party_refusal(&manifest) {
+        bail!("cannot install {}: {why}", files.manifest.display());
+    }
     let target = tools_dir.join(&manifest.name);
     let existing = registry.get(&manifest.name);
     // `--replace` swaps a tool installed in the same place (an author's
@@ -162,14 +165,14 @@ pub fn add(
                     "choose another name in the manifest, replace it with `toolcell tools add --replace …`, or remove it with `toolcell tools remove {}`",
                     manifest.name
                 ),
-                (Some(_), true) => format!(
-                    "it is installed {}: add the new one there (`--user` or not) to replace it",
-                    if existing.source == ToolSource::User {
-                        "for the user"
-                    } else {
-                        "in the workspace"
-                    }
-                ),
+                (Some(_), true) if existing.source == ToolSource::User => {
+                    "it is installed for the user: run the same command with --user to replace it"
+                        .to_string()
+                }
+                (Some(_), true) => {
+                    "it is installed in the workspace: run the same command without --user to replace it"
+                        .to_string()
+                }
             }
         );
     }
@@ -188,21 +191,11 @@ pub fn add(
     std::fs::copy(&files.manifest, staging.path().join(MANIFEST_FILE))?;
     std::fs::write(staging.path().join(COMPONENT_FILE), &wasm)?;
     if replacing {
-        // Swap: the old folder is moved aside, the new one moved in, the
-        // old one removed; if moving in fails, the old one comes back.
-        let aside = tools_dir.join(format!(
-            ".{}-replaced-{}",
-            manifest.name,
-            std::process::id()
-        ));
-        std::fs::rename(&target, &aside)
+        // One atomic exchange: the new folder takes the old one's place and
+        // the old one lands in the staging folder, removed when `staging`
+        // is dropped; at no moment is the tool missing.
+        exchange(staging.path(), &target)
             .with_context(|| format!("cannot replace {}", target.display()))?;
-        if let Err(e) = std::fs::rename(staging.path(), &target) {
-            let _ = std::fs::rename(&aside, &target);
-            return Err(e).with_context(|| format!("cannot install into {}", target.display()));
-        }
-        let _ = staging.keep();
-        let _ = std::fs::remove_dir_all(&aside);
         return Ok(manifest);
     }
     if target.exists() {
@@ -215,6 +208,43 @@ pub fn add(
     std::fs::rename(staging.keep(), &target)
         .with_context(|| format!("cannot install into {}", target.display()))?;
     Ok(manifest)
+}
+
+/// Swaps two folders atomically (`renameat2` with `RENAME_EXCHANGE`).
+fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let a = std::ffi::CString::new(a.as_os_str().as_bytes())?;
+    let b = std::ffi::CString::new(b.as_os_str().as_bytes())?;
+    // SAFETY: both are valid NUL-terminated paths for the duration of the
+    // call; AT_FDCWD resolves them as given.
+    let done = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            a.as_ptr(),
+            libc::AT_FDCWD,
+            b.as_ptr(),
+            libc::RENAME_EXCHANGE,
+        )
+    };
+    if done == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+/// Why a tool that is not built in cannot be used, if it cannot: asking to
+/// run programs. Every program run is approved with its exact command line,
+/// which the host can show before the call only for `run_command`, whose
+/// arguments are the command; a tool that runs programs from inside its
+/// own code would need an approval in the middle of its call.
+pub fn third_party_refusal(manifest: &ToolManifest) -> Option<String> {
+    (!manifest.capabilities.process.is_empty()).then(|| {
+        format!(
+            "`{}` asks to run programs (capabilities.process), which only the built-in `run_command` may do: toolcell approves every program run with its exact command line, and it can show that only for run_command\n  fix: remove capabilities.process; a model can run the programs through run_command once the user grants them ([tools.run_command] process = [...])",
+            manifest.name
+        )
+    })
 }
 
 /// Removes the installed tool `name` from `registry`'s user or workspace folder.

@@ -466,7 +466,10 @@ pub fn check_program(program: &str) -> Result<(), String> {
     if program.is_empty() || program.len() > 255 {
         return Err("a program name must have 1 to 255 bytes".into());
     }
-    if program.chars().any(|c| c.is_control() || c.is_whitespace()) {
+    if program
+        .chars()
+        .any(|c| crate::text::is_hidden(c) || c.is_whitespace())
+    {
         return Err(format!(
             "`{}` holds spaces or control characters: a grant names one program, without arguments",
             program.escape_debug()

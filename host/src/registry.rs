@@ -188,15 +188,21 @@ impl Registry {
             }
             let manifest_path = folder.join(MANIFEST_FILE);
             match ToolManifest::load(&manifest_path) {
-                Ok(manifest) => {
-                    let component = ComponentSource::File(folder.join(COMPONENT_FILE));
-                    self.insert(
-                        manifest,
-                        source,
-                        Some(folder),
-                        Backend::Component(component),
-                    );
-                }
+                Ok(manifest) => match crate::install::third_party_refusal(&manifest) {
+                    Some(why) => self.problems.push(ToolProblem {
+                        location: format!("{source} tool {}", folder.display()),
+                        message: why,
+                    }),
+                    None => {
+                        let component = ComponentSource::File(folder.join(COMPONENT_FILE));
+                        self.insert(
+                            manifest,
+                            source,
+                            Some(folder),
+                            Backend::Component(component),
+                        );
+                    }
+                },
                 Err(e) => self.problems.push(ToolProblem {
                     location: format!("{source} tool {}", folder.display()),
                     message: e.to_string(),

@@ -66,23 +66,45 @@ impl Lang {
 }
 
 /// Writes a new tool `name` in `lang` into `folder`, which must not exist
-/// (or be empty). The folder appears whole or not at all: it is written
-/// beside its place and renamed into it.
+/// or be an empty folder (`.` included). A new folder appears whole or not
+/// at all: it is written beside its place and renamed into it; an empty
+/// one is filled in place, and emptied again if writing fails.
 pub fn create(name: &str, lang: Lang, folder: &Path) -> Result<PathBuf> {
     check_tool_name(name).map_err(|why| {
         anyhow::anyhow!(
             "invalid tool name: {why}\n  fix: use lowercase letters, digits and `_`, starting with a letter, e.g. `word_count`"
         )
     })?;
+    let files: Vec<(&str, String)> = lang
+        .files()
+        .iter()
+        .map(|(path, text)| (*path, text.replace("{{name}}", name)))
+        .chain([("wit/tool.wit", TOOL_WIT.to_string())])
+        .collect();
     if folder.exists() {
-        let empty = folder.is_dir() && folder.read_dir()?.next().is_none();
+        let real = folder
+            .canonicalize()
+            .with_context(|| format!("cannot use {}", folder.display()))?;
+        let empty = real.is_dir()
+            && real
+                .read_dir()
+                .with_context(|| format!("cannot read {}", folder.display()))?
+                .next()
+                .is_none();
         if !empty {
             bail!(
-                "{} already exists\n  fix: choose another folder with --dir, or another name",
+                "{} already exists and is not an empty folder\n  fix: choose another folder with --dir, or another name",
                 folder.display()
             );
         }
-        std::fs::remove_dir(folder)?;
+        if let Err(e) = write_files(&real, &files) {
+            for entry in std::fs::read_dir(&real).into_iter().flatten().flatten() {
+                let _ = std::fs::remove_dir_all(entry.path())
+                    .or_else(|_| std::fs::remove_file(entry.path()));
+            }
+            return Err(e);
+        }
+        return Ok(folder.to_path_buf());
     }
     let parent = match folder.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
@@ -94,21 +116,22 @@ pub fn create(name: &str, lang: Lang, folder: &Path) -> Result<PathBuf> {
         .prefix(&format!(".{name}-new-"))
         .tempdir_in(&parent)
         .with_context(|| format!("cannot write in {}", parent.display()))?;
-    let files = lang
-        .files()
-        .iter()
-        .map(|(path, text)| (*path, text.replace("{{name}}", name)))
-        .chain([("wit/tool.wit", TOOL_WIT.to_string())]);
-    for (path, text) in files {
-        let file = staging.path().join(path);
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        std::fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
-    }
+    write_files(staging.path(), &files)?;
     std::fs::rename(staging.keep(), folder)
         .with_context(|| format!("cannot create {}", folder.display()))?;
     Ok(folder.to_path_buf())
+}
+
+fn write_files(dir: &Path, files: &[(&str, String)]) -> Result<()> {
+    for (path, text) in files {
+        let file = dir.join(path);
+        if let Some(parent) = file.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        std::fs::write(&file, text).with_context(|| format!("cannot write {}", file.display()))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -136,6 +159,13 @@ mod tests {
             }
             let again = create("word_count", lang, &folder).unwrap_err();
             assert!(format!("{again:#}").contains("already exists"));
+            // An empty folder, or a link to one, is filled in place.
+            let empty = dir.path().join(format!("empty-{lang:?}"));
+            std::fs::create_dir(&empty).unwrap();
+            let link = dir.path().join(format!("link-{lang:?}"));
+            std::os::unix::fs::symlink(&empty, &link).unwrap();
+            create("word_count", lang, &link).unwrap();
+            assert!(empty.join("tool.toml").is_file());
         }
         let bad = create("Word-Count", Lang::Rust, &dir.path().join("x")).unwrap_err();
         assert!(format!("{bad:#}").contains("invalid tool name"));

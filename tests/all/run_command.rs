@@ -80,9 +80,8 @@ fn programs_not_granted_folders_outside_and_calls_without_approval_are_refused()
         ws.call_refused("run_command", json!({"program": "mkdir", "args": ["made"]}));
     assert_eq!(kind, "denied");
     assert!(
-        message.contains(
-            "`mkdir` is not one of the programs this tool may run (sh, printf, touch, sleep)"
-        ),
+        message.contains("`mkdir` was not run (it may run only sh, printf, touch, sleep)")
+            && message.contains("[tools.run_command] process = [\"mkdir\"]"),
         "{message}"
     );
     assert!(!ws.root.join("made").exists());
@@ -220,6 +219,16 @@ fn the_model_sees_run_command_only_once_granted_and_the_prompt_shows_the_exact_c
         "{shown}"
     );
     assert!(shown.contains("not sandboxed"), "{shown}");
+    // What runs and where, resolved; no "yes for this run".
+    assert!(
+        shown.contains("program: /") && shown.contains("printf"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains(&format!("in:      {}", ws.root.display())),
+        "{shown}"
+    );
+    assert!(!shown.contains("[a]"), "{shown}");
     let requests = server.requests();
     assert!(
         requests[1].body["tools"]
@@ -234,11 +243,66 @@ fn the_model_sees_run_command_only_once_granted_and_the_prompt_shows_the_exact_c
     let record = run_record(&ws, "2");
     assert_eq!(record["tool_calls"][0]["decision"], "approved");
 
-    // No terminal and nothing granted up front: refused in band.
-    let run = chat(&ws, &["Print it again"]);
+    // No terminal, and only a blanket --yes: refused in band, with the way
+    // to grant it by name.
+    let run = chat(&ws, &["--yes", "Print it again"]);
     assert_eq!(run.code, 0, "{run:?}");
     let results = tool_results(&server.requests()[4]);
-    assert!(results[0].2.contains("needs approval"), "{results:?}");
+    assert!(
+        results[0].2.contains("--yes does not cover it")
+            && results[0].2.contains("--approve run_command"),
+        "{results:?}"
+    );
+}
+
+#[test]
+fn a_program_is_never_found_inside_the_workspace_and_the_path_passed_on_leaves_it_out() {
+    let mut ws = granted("");
+    // A `printf` planted in the workspace: a link to a shell, and PATH
+    // naming its folder first.
+    std::fs::create_dir_all(ws.root.join("bin")).unwrap();
+    std::os::unix::fs::symlink("/bin/sh", ws.root.join("bin/printf")).unwrap();
+    std::fs::create_dir_all(ws.root.join("bin2")).unwrap();
+    std::fs::write(ws.root.join("bin2/sleep"), "#!/bin/sh\necho planted\n").unwrap();
+    std::fs::set_permissions(
+        ws.root.join("bin2/sleep"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        ws.root.join("bin").display(),
+        ws.root.join("bin2").display(),
+        std::env::var("PATH").unwrap()
+    );
+    ws.env("PATH", &path);
+    let ran = ws.call_ok(
+        "run_command",
+        json!({"program": "printf", "args": ["-c", "echo pwned"]}),
+    );
+    assert!(!ran["stdout"].as_str().unwrap().contains("pwned"), "{ran}");
+    let ran = ws.call_ok("run_command", json!({"program": "sleep", "args": ["0"]}));
+    assert_eq!(ran["stdout"], "", "the real sleep ran: {ran}");
+    let ran = ws.call_ok(
+        "run_command",
+        json!({"program": "sh", "args": ["-c", "echo $PATH"]}),
+    );
+    let seen = ran["stdout"].as_str().unwrap();
+    assert!(!seen.contains(ws.root.to_str().unwrap()), "{seen}");
+    assert!(seen.contains("/bin"), "{seen}");
+
+    // Only there: named as skipped.
+    ws.write(
+        "toolcell.toml",
+        "[tools.run_command]\nprocess = [\"only-here\"]\n",
+    );
+    std::os::unix::fs::symlink("/bin/sh", ws.root.join("bin/only-here")).unwrap();
+    let (kind, message) = ws.call_refused("run_command", json!({"program": "only-here"}));
+    assert_eq!(kind, "not-found");
+    assert!(
+        message.contains("inside the workspace, which is never run"),
+        "{message}"
+    );
 }
 
 #[test]

@@ -49,6 +49,10 @@ pub struct ApprovalRequest<'a> {
     pub preview: Option<String>,
     /// A warning shown with the request (an external, unsandboxed tool).
     pub warning: Option<String>,
+    /// The tool is approved call by call (it runs programs: `run_command`):
+    /// a blanket `--yes` and "yes for this run" do not cover it; only
+    /// naming it (`--approve TOOL`) or answering does.
+    pub every_call: bool,
 }
 
 /// The answer to an [`ApprovalRequest`].
@@ -96,7 +100,8 @@ impl Approver for ApproveAll {
 
 /// Approvals granted before the run, then the terminal, then a denial.
 pub struct StandingApprovals {
-    /// `--yes`: every call that asks is approved.
+    /// `--yes`: every call that asks is approved, except calls of tools
+    /// approved call by call ([`ApprovalRequest::every_call`]).
     pub all: bool,
     /// `--approve TOOL`: calls of these tools are approved.
     pub tools: BTreeSet<String>,
@@ -122,16 +127,25 @@ impl StandingApprovals {
             grant_hint,
         }
     }
+
+    /// Whether `request` was granted up front (`--yes`, `--approve`).
+    pub fn covers(&self, request: &ApprovalRequest<'_>) -> bool {
+        (self.all && !request.every_call) || self.tools.contains(request.tool)
+    }
 }
 
 #[async_trait]
 impl Approver for StandingApprovals {
     async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision {
-        if self.all || self.tools.contains(request.tool) {
+        if self.covers(request) {
             return Decision::Approved;
         }
         match &self.ask {
             Some(terminal) => terminal.decide(request).await,
+            None if self.all => Decision::Declined(format!(
+                "`{0}` is approved call by call and there is no terminal to ask on: --yes does not cover it; pass --approve {0} to run it unattended",
+                request.tool
+            )),
             None => Decision::Declined(format!(
                 "`{}` needs approval and there is no terminal to ask on: pass {}",
                 request.tool,

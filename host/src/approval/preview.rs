@@ -1,12 +1,19 @@
 //! What a call of a file-changing built-in tool would change, computed by
 //! the host from the current files (read through the same root the tool may
 //! access) for the approval prompt: a unified diff for `write_file` and
-//! `replace_in_file`, a description for `move_path` and `delete_path`.
+//! `replace_in_file`, a description for `move_path` and `delete_path`, the
+//! exact command line (and the program and folder it resolves to) for
+//! `run_command`.
 
 use crate::config::WorkspaceConfig;
+use crate::grant::Preopen;
+use crate::sandbox::bindings::toolcell::tool::process::RunError;
+use crate::sandbox::process::ProcessPolicy;
+use crate::text::is_hidden;
 use crate::workspace::{Entry, read_entry};
 use serde_json::Value;
 use similar::TextDiff;
+use std::time::Instant;
 
 /// Files larger than this are not diffed: the prompt says so instead.
 const MAX_DIFF_FILE: u64 = 2 * 1024 * 1024;
@@ -14,6 +21,8 @@ const MAX_DIFF_FILE: u64 = 2 * 1024 * 1024;
 const MAX_DIFF_LINES: usize = 200;
 /// Lines of context around each change.
 const CONTEXT_LINES: usize = 3;
+/// Characters of one argument shown in a command line.
+const MAX_SHOWN_WORD_CHARS: usize = 200;
 
 /// The change `tool` would make with `args`, or `None` for tools the host
 /// knows nothing about.
@@ -94,12 +103,32 @@ pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Str
                 )
                 .collect();
             let cwd = text("cwd").unwrap_or(".");
-            format!(
-                "$ {}
-  in: {}",
-                command_line(&argv),
-                quote(cwd)
-            )
+            let line = command_line(&argv);
+            // What would run, and where, by the checks of the run itself.
+            let roots = config
+                .roots
+                .iter()
+                .map(|root| Preopen {
+                    host: root.path.clone(),
+                    guest: root.mount.clone(),
+                    writable: false,
+                })
+                .collect();
+            let granted = config.tool(tool).process.clone();
+            let policy = ProcessPolicy::new(tool, granted, roots, Instant::now());
+            match policy.resolve(program, cwd) {
+                Ok(resolved) => format!(
+                    "$ {line}\n  program: {}\n  in:      {}\n  ({} arguments)",
+                    quote(&resolved.program.to_string_lossy()),
+                    quote(&resolved.cwd.to_string_lossy()),
+                    argv.len() - 1
+                ),
+                Err(refused) => format!(
+                    "$ {line}\n  in: {}\n  toolcell will refuse it: {}",
+                    quote(cwd),
+                    run_error_message(&refused)
+                ),
+            }
         }
         _ => return None,
     })
@@ -112,20 +141,22 @@ pub fn command_line(argv: &[&str]) -> String {
 }
 
 /// One word, quoted for a POSIX shell when it holds anything but plain
-/// characters. Control characters are written as escapes (`$'…'`), so an
-/// argument can never hide or forge lines of the prompt.
+/// characters. Hidden characters (controls, direction marks…) are written
+/// as escapes (`$'…'`), so an argument can never hide or forge lines of the
+/// prompt; a very long word is cut (the prompt's arguments say how long).
 fn quote(word: &str) -> String {
+    let (word, cut) = match word.char_indices().nth(MAX_SHOWN_WORD_CHARS) {
+        Some((at, _)) => (
+            &word[..at],
+            format!("…[{} more characters]", word[at..].chars().count()),
+        ),
+        None => (word, String::new()),
+    };
     let plain = |c: char| c.is_ascii_alphanumeric() || "@%+=:,./_-".contains(c);
     if !word.is_empty() && word.chars().all(plain) {
-        return word.to_string();
+        return format!("{word}{cut}");
     }
-    // Control characters, and the invisible and direction-changing ones a
-    // terminal would render as nothing or reorder.
-    let hidden = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
-    };
-    if word.chars().any(hidden) {
+    if word.chars().any(is_hidden) {
         let escaped: String = word
             .chars()
             .map(|c| match c {
@@ -135,13 +166,19 @@ fn quote(word: &str) -> String {
                 '\t' => "\\t".to_string(),
                 '\r' => "\\r".to_string(),
                 c if c.is_control() && (c as u32) < 0x100 => format!("\\x{:02x}", c as u32),
-                c if hidden(c) => format!("\\u{:04x}", c as u32),
+                c if is_hidden(c) => format!("\\u{:04x}", c as u32),
                 c => c.to_string(),
             })
             .collect();
-        return format!("$'{escaped}'");
+        return format!("$'{escaped}'{cut}");
     }
-    format!("'{}'", word.replace('\'', "'\\''"))
+    format!("'{}'{cut}", word.replace('\'', "'\\''"))
+}
+
+fn run_error_message(error: &RunError) -> &str {
+    match error {
+        RunError::Denied(m) | RunError::NotFound(m) | RunError::Failed(m) => m,
+    }
 }
 
 fn describe(config: &WorkspaceConfig, path: &str) -> String {
@@ -221,5 +258,11 @@ mod tests {
             command_line(&["rm", "x\n$ git status", "\u{1b}[8m", "a\u{202e}b"]),
             "rm $'x\\n$ git status' $'\\x1b[8m' $'a\\u202eb'"
         );
+        let long = "x".repeat(500);
+        assert_eq!(
+            command_line(&["echo", &long]),
+            format!("echo {}…[300 more characters]", "x".repeat(200))
+        );
+        assert_eq!(command_line(&["echo", "a\u{2066}b"]), "echo $'a\\u2066b'");
     }
 }

@@ -53,15 +53,23 @@ pub fn render(request: &ApprovalRequest<'_>) -> String {
             text.push('\n');
         }
     }
-    text.push_str(&format!(
-        "  [y] yes  [n] no (add a reason: `n too risky`)  [a] yes to `{}` for this run  [q] quit\n> ",
-        request.tool
-    ));
+    // Nothing in the arguments, the warning or the preview may hide or
+    // reorder what is shown.
+    let mut text = crate::text::reveal(&text).into_owned();
+    if request.every_call {
+        text.push_str("  [y] yes  [n] no (add a reason: `n too risky`)  [q] quit\n> ");
+    } else {
+        text.push_str(&format!(
+            "  [y] yes  [n] no (add a reason: `n too risky`)  [a] yes to `{}` for this run  [q] quit\n> ",
+            request.tool
+        ));
+    }
     text
 }
 
-/// What the answer `line` means.
-pub fn parse_answer(line: &str, tool: &str) -> Option<Decision> {
+/// What the answer `line` means; "yes for this run" only where it is
+/// offered (`for_run`).
+pub fn parse_answer(line: &str, tool: &str, for_run: bool) -> Option<Decision> {
     let line = line.trim();
     let (word, rest) = match line.split_once(char::is_whitespace) {
         Some((word, rest)) => (word, rest.trim()),
@@ -69,7 +77,7 @@ pub fn parse_answer(line: &str, tool: &str) -> Option<Decision> {
     };
     match word.to_ascii_lowercase().as_str() {
         "y" | "yes" => Some(Decision::Approved),
-        "a" | "always" => Some(Decision::ApprovedForRun),
+        "a" | "always" if for_run => Some(Decision::ApprovedForRun),
         "q" | "quit" => Some(Decision::Quit),
         "n" | "no" => Some(Decision::Declined(if rest.is_empty() {
             format!("the user declined this call of `{tool}`")
@@ -93,6 +101,7 @@ impl Approver for TerminalApprover {
         }
         let prompt = render(request);
         let tool = request.tool.to_string();
+        let for_run = !request.every_call;
         // stdin blocks: read it on a blocking thread so Ctrl-C still reaches
         // the run while the prompt waits.
         let decision = tokio::task::spawn_blocking(move || {
@@ -105,10 +114,15 @@ impl Approver for TerminalApprover {
                     Ok(0) | Err(_) => return Decision::Quit,
                     Ok(_) => {}
                 }
-                if let Some(decision) = parse_answer(&answer, &tool) {
+                if let Some(decision) = parse_answer(&answer, &tool, for_run) {
                     return decision;
                 }
-                let _ = write!(stderr, "  answer y, n [reason], a or q\n> ");
+                let choices = if for_run {
+                    "y, n [reason], a or q"
+                } else {
+                    "y, n [reason] or q"
+                };
+                let _ = write!(stderr, "  answer {choices}\n> ");
                 let _ = stderr.flush();
             }
         })
@@ -130,15 +144,17 @@ mod tests {
 
     #[test]
     fn answers() {
-        assert_eq!(parse_answer("Y\n", "t"), Some(Decision::Approved));
-        assert_eq!(parse_answer("a", "t"), Some(Decision::ApprovedForRun));
-        assert_eq!(parse_answer("q", "t"), Some(Decision::Quit));
+        assert_eq!(parse_answer("Y\n", "t", true), Some(Decision::Approved));
+        assert_eq!(parse_answer("a", "t", true), Some(Decision::ApprovedForRun));
+        assert_eq!(parse_answer("q", "t", true), Some(Decision::Quit));
         assert_eq!(
-            parse_answer("n  keep the old file ", "write_file"),
+            parse_answer("n  keep the old file ", "write_file", true),
             Some(Decision::Declined(
                 "the user declined this call of `write_file`: keep the old file".into()
             ))
         );
-        assert_eq!(parse_answer("maybe", "t"), None);
+        assert_eq!(parse_answer("maybe", "t", true), None);
+        // Not offered for tools approved call by call.
+        assert_eq!(parse_answer("a", "run_command", false), None);
     }
 }

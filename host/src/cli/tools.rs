@@ -418,7 +418,10 @@ fn call(
     json: bool,
     logs: bool,
 ) -> Result<i32> {
-    let approver = StandingApprovals::interactive(yes, [], "--yes to approve it");
+    // `--yes` approves this one call, whose arguments are on the command
+    // line: also of a tool approved call by call.
+    let approver =
+        StandingApprovals::interactive(false, yes.then(|| name.to_string()), "--yes to approve it");
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

@@ -416,7 +416,7 @@ impl Connection {
     /// Starts the process and initializes the session by `deadline`.
     async fn spawn(&self, deadline: Instant) -> Result<Live> {
         let config = &self.config;
-        let mut command = child::command(&config.command);
+        let mut command = child::command(&config.command, libc::SIGTERM);
         command
             .args(&config.args)
             .current_dir(&config.cwd)

@@ -253,7 +253,7 @@ struct AskTheClient<'a> {
 #[async_trait::async_trait]
 impl Approver for AskTheClient<'_> {
     async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision {
-        let granted = self.granted.all || self.granted.tools.contains(request.tool);
+        let granted = self.granted.covers(request);
         let can_ask = self
             .client
             .supported_elicitation_modes()
@@ -296,5 +296,5 @@ fn approval_message(request: &ApprovalRequest<'_>) -> String {
     if let Some(preview) = &request.preview {
         text.push_str(&format!("\n\n{preview}"));
     }
-    text
+    crate::text::reveal(&text).into_owned()
 }

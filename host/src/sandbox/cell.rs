@@ -106,6 +106,7 @@ impl CellState {
             http: WasiHttpCtx::new(),
             network: NetworkPolicy::new(grant.network.clone()),
             process: ProcessPolicy::new(
+                &grant.tool,
                 grant.process.clone(),
                 grant.preopens.clone(),
                 Instant::now() + Duration::from_millis(grant.limits.timeout_ms),

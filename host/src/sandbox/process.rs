@@ -27,6 +27,9 @@ pub const MAX_STREAM_BYTES: usize = 1024 * 1024;
 /// Time kept back from the tool's own limit when a program is killed at the
 /// timeout, so the tool can still report what it printed.
 const REPORT_MARGIN: Duration = Duration::from_millis(500);
+/// How long a program killed at its timeout gets between SIGTERM and
+/// SIGKILL to clean up after itself.
+const STOP_GRACE: Duration = Duration::from_secs(1);
 /// How long output is still read after the program exited, when something
 /// it started in the background keeps its pipes open.
 const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(200);
@@ -34,64 +37,116 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(200);
 /// What one cell may run, and where.
 #[derive(Debug, Clone)]
 pub struct ProcessPolicy {
+    /// The tool's name, for messages.
+    tool: String,
     programs: Vec<String>,
     roots: Vec<Preopen>,
     /// When the tool's own time limit ends.
     deadline: Instant,
 }
 
+/// A program run the policy allows: what runs, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolved {
+    /// The program's real path (links followed): what runs.
+    pub program: PathBuf,
+    /// The working folder's real path.
+    pub cwd: PathBuf,
+}
+
 impl ProcessPolicy {
-    pub fn new(programs: Vec<String>, roots: Vec<Preopen>, deadline: Instant) -> Self {
+    pub fn new(tool: &str, programs: Vec<String>, roots: Vec<Preopen>, deadline: Instant) -> Self {
         Self {
+            tool: tool.to_string(),
             programs,
             roots,
             deadline,
         }
     }
 
-    /// The program's path, if `program` is granted and found.
-    fn resolve_program(&self, program: &str) -> Result<PathBuf, RunError> {
-        if !self.programs.iter().any(|p| p == program) {
-            return Err(RunError::Denied(if self.programs.is_empty() {
-                format!(
-                    "not granted: this tool may run no programs, so `{}` was not run\n  fix: the user can grant it in toolcell.toml under [tools.TOOL] process = [\"{}\"]",
-                    program.escape_debug(),
-                    program.escape_debug()
-                )
-            } else {
-                format!(
-                    "not granted: `{}` is not one of the programs this tool may run ({})",
-                    program.escape_debug(),
-                    self.programs.join(", ")
-                )
-            }));
-        }
-        if program.starts_with('/') {
-            let path = PathBuf::from(program);
-            return if is_executable(&path) {
-                Ok(path)
-            } else {
-                Err(RunError::NotFound(format!(
-                    "`{program}` is not an executable file"
-                )))
-            };
-        }
-        // Only absolute PATH entries, and nothing inside a root: a tool that
-        // may write files could otherwise plant a `git` of its own.
+    /// What `program` in `cwd` would run, or why it would be refused: the
+    /// same checks as a run, for the approval prompt.
+    pub fn resolve(&self, program: &str, cwd: &str) -> Result<Resolved, RunError> {
+        Ok(Resolved {
+            program: self.resolve_program(program)?,
+            cwd: self.resolve_cwd(cwd)?,
+        })
+    }
+
+    fn inside_a_root(&self, real: &Path) -> bool {
+        self.roots.iter().any(|root| real.starts_with(&root.host))
+    }
+
+    /// The PATH a program is looked up in, and passed on with: its absolute
+    /// entries outside every root (a tool that may write files could
+    /// otherwise plant a `git` or a `cc` of its own).
+    fn search_path(&self) -> Vec<PathBuf> {
         let path_var = std::env::var_os("PATH").unwrap_or_default();
-        for dir in std::env::split_paths(&path_var).filter(|d| d.is_absolute()) {
-            let candidate = dir.join(program);
+        std::env::split_paths(&path_var)
+            .filter(|dir| dir.is_absolute())
+            .filter(|dir| {
+                dir.canonicalize()
+                    .is_ok_and(|real| !self.inside_a_root(&real))
+            })
+            .collect()
+    }
+
+    /// The real path of `program`, if it is granted and found outside the
+    /// roots (a link inside a root, or one leading into a root, is not used).
+    fn resolve_program(&self, program: &str) -> Result<PathBuf, RunError> {
+        let shown = program.escape_debug();
+        if !self.programs.iter().any(|p| p == program) {
+            let granted = if self.programs.is_empty() {
+                "this tool may run no programs".to_string()
+            } else {
+                format!("it may run only {}", self.programs.join(", "))
+            };
+            return Err(RunError::Denied(format!(
+                "not granted: `{shown}` was not run ({granted})\n  fix: the user can grant it in toolcell.toml: [tools.{}] process = [\"{shown}\"]",
+                self.tool
+            )));
+        }
+        let candidates: Vec<PathBuf> = if program.starts_with('/') {
+            vec![PathBuf::from(program)]
+        } else {
+            let path_var = std::env::var_os("PATH").unwrap_or_default();
+            std::env::split_paths(&path_var)
+                .filter(|dir| dir.is_absolute())
+                .map(|dir| dir.join(program))
+                .collect()
+        };
+        let mut skipped = Vec::new();
+        for candidate in candidates {
             if !is_executable(&candidate) {
                 continue;
             }
-            let real = candidate.canonicalize().unwrap_or(candidate.clone());
-            if self.roots.iter().any(|root| real.starts_with(&root.host)) {
+            let Ok(real) = candidate.canonicalize() else {
+                continue;
+            };
+            // Neither in a folder inside a root, nor leading into one.
+            let folder_inside = candidate
+                .parent()
+                .and_then(|dir| dir.canonicalize().ok())
+                .is_none_or(|dir| self.inside_a_root(&dir));
+            if folder_inside || self.inside_a_root(&real) {
+                skipped.push(candidate);
                 continue;
             }
-            return Ok(candidate);
+            return Ok(real);
         }
+        let skipped = match skipped.as_slice() {
+            [] => String::new(),
+            paths => format!(
+                "; {} inside the workspace, which is never run (a tool could have put it there)",
+                paths
+                    .iter()
+                    .map(|p| format!("`{}`", p.display()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
         Err(RunError::NotFound(format!(
-            "`{program}` is granted but was not found on PATH (outside the workspace)\n  fix: install it, or grant its absolute path"
+            "`{shown}` is granted but no executable of that name was found on PATH outside the workspace{skipped}\n  fix: install it, or grant its absolute path"
         )))
     }
 
@@ -157,16 +212,16 @@ impl ProcessPolicy {
 
     /// Runs `cmd` if it is granted, killing it at its timeout.
     pub async fn run(&self, cmd: Command) -> Result<Output, RunError> {
-        let program = self.resolve_program(&cmd.program)?;
-        let cwd = self.resolve_cwd(&cmd.cwd)?;
+        let Resolved { program, cwd } = self.resolve(&cmd.program, &cmd.cwd)?;
         let left = self
             .deadline
             .saturating_duration_since(Instant::now())
-            .saturating_sub(REPORT_MARGIN);
+            .saturating_sub(REPORT_MARGIN + STOP_GRACE);
         if left.is_zero() {
-            return Err(RunError::Failed(
-                "no time is left of the tool's own time limit to run a program".into(),
-            ));
+            return Err(RunError::Failed(format!(
+                "no time is left of the tool's own time limit to run a program\n  fix: the user can raise it: [tools.{}] timeout_ms",
+                self.tool
+            )));
         }
         let limit = match cmd.timeout_ms {
             0 => left,
@@ -174,8 +229,13 @@ impl ProcessPolicy {
         };
 
         let started = Instant::now();
-        let mut command = child::command(&program);
+        let mut command = child::command(&program, libc::SIGKILL);
         command
+            .arg0(&cmd.program)
+            .env(
+                "PATH",
+                std::env::join_paths(self.search_path()).unwrap_or_default(),
+            )
             .args(&cmd.args)
             .current_dir(&cwd)
             .stdin(Stdio::null())
@@ -223,10 +283,20 @@ impl ProcessPolicy {
                 )));
             }
             Err(_elapsed) => {
+                // SIGTERM first, so a program can clean up (git removes its
+                // index.lock); SIGKILL for the group if it lingers.
                 if let Some(group) = group {
-                    child::end_group(group, libc::SIGKILL);
+                    child::signal_group(group, libc::SIGTERM);
                 }
-                let _ = running.wait().await;
+                if tokio::time::timeout(STOP_GRACE, running.wait())
+                    .await
+                    .is_err()
+                {
+                    if let Some(group) = group {
+                        child::end_group(group, libc::SIGKILL);
+                    }
+                    let _ = running.wait().await;
+                }
                 (None, true)
             }
         };
@@ -299,19 +369,56 @@ impl CappedBuffer {
         self.dropped > 0
     }
 
-    /// The text kept, with a marker where the middle was dropped.
+    /// The text kept, with a marker where the middle was dropped; the cut
+    /// never splits a character.
     fn text(&self) -> String {
-        let mut bytes = self.head.clone();
-        if self.truncated() {
-            bytes
-                .extend_from_slice(format!("\n[… {} bytes left out …]\n", self.dropped).as_bytes());
+        if !self.truncated() {
+            return String::from_utf8_lossy(&self.head).into_owned();
         }
-        bytes.extend(self.tail.iter());
-        String::from_utf8_lossy(&bytes).into_owned()
+        let head = match std::str::from_utf8(&self.head) {
+            // A character cut at the end: keep what precedes it.
+            Err(e) if e.error_len().is_none() => &self.head[..e.valid_up_to()],
+            _ => &self.head[..],
+        };
+        let tail: Vec<u8> = self.tail.iter().copied().collect();
+        // A character cut at the start: its continuation bytes go.
+        let start = tail
+            .iter()
+            .take(3)
+            .take_while(|&&b| b & 0b1100_0000 == 0b1000_0000)
+            .count();
+        let mut text = String::from_utf8_lossy(head).into_owned();
+        text.push_str(&format!("\n[… {} bytes left out …]\n", self.dropped));
+        text.push_str(&String::from_utf8_lossy(&tail[start..]));
+        text
     }
 }
 
 fn is_executable(path: &Path) -> bool {
     path.metadata()
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_capped_stream_keeps_its_start_and_end_and_never_splits_a_character() {
+        let mut buffer = CappedBuffer::default();
+        buffer.push(b"start ");
+        // 'é' is two bytes: the head and the tail each end up cutting one.
+        buffer.push("é".repeat(MAX_STREAM_BYTES).as_bytes());
+        buffer.push(b" end");
+        assert!(buffer.truncated());
+        let text = buffer.text();
+        assert!(
+            text.starts_with("start é") && text.ends_with("é end"),
+            "{}",
+            &text[..20]
+        );
+        assert!(!text.contains('\u{fffd}'));
+        assert!(text.contains(" bytes left out …]"));
+        assert!(text.len() <= MAX_STREAM_BYTES + 64);
+    }
 }

@@ -30,7 +30,7 @@ class Tool(exports.Tool):
     def call(self, args: str) -> str:
         try:
             path = json.loads(args).get("path")
-        except (ValueError, AttributeError) as e:
+        except (ValueError, AttributeError, RecursionError) as e:
             raise Err(Error_InvalidArgs(f"the arguments are not a JSON object: {e}"))
         if not isinstance(path, str):
             raise Err(Error_InvalidArgs("`path` must be a string"))
@@ -49,6 +49,8 @@ class Tool(exports.Tool):
                 f"{path}: not accessible: paths are relative to the workspace root and cannot leave it"))
         except IsADirectoryError:
             raise Err(Error_Failed(f"{path} is a directory, not a file"))
+        except ValueError as e:  # e.g. a NUL character in the path
+            raise Err(Error_InvalidArgs(f"`path` is not a usable file name: {e}"))
         except OSError as e:
             raise Err(Error_Failed(f"{path}: cannot read it: {e.strerror or e}"))
         try:

@@ -62,8 +62,11 @@ fn run(args: Args) -> Result<Ran, ToolError> {
         RunError::NotFound(why) => ToolError::NotFound(why),
         RunError::Failed(why) => ToolError::Failed(why),
     })?;
-    let (stdout, cut_out) = head_and_tail(&output.stdout, MAX_STREAM_CHARS);
-    let (stderr, cut_err) = head_and_tail(&output.stderr, MAX_STREAM_CHARS);
+    // When the host already dropped part of the output, the count below is
+    // a lower bound: say so.
+    let more = if output.truncated { "at least " } else { "" };
+    let (stdout, cut_out) = head_and_tail(&output.stdout, MAX_STREAM_CHARS, more);
+    let (stderr, cut_err) = head_and_tail(&output.stderr, MAX_STREAM_CHARS, more);
     let note = output.timed_out.then(|| {
         format!(
             "`{}` did not finish within {} ms and was killed; the output is what it printed until then",
@@ -86,8 +89,8 @@ fn run(args: Args) -> Result<Ran, ToolError> {
 }
 
 /// `text` cut to at most `max` characters, keeping its start and its end
-/// around a marker that says how much was left out.
-fn head_and_tail(text: &str, max: usize) -> (String, bool) {
+/// around a marker that says how much was left out (`more`: "at least ").
+fn head_and_tail(text: &str, max: usize, more: &str) -> (String, bool) {
     let total = text.chars().count();
     if total <= max {
         return (text.to_string(), false);
@@ -97,7 +100,7 @@ fn head_and_tail(text: &str, max: usize) -> (String, bool) {
     let tail: String = text.chars().skip(total - half).collect();
     let left_out = total - 2 * half;
     (
-        format!("{head}\n[… {left_out} characters left out …]\n{tail}"),
+        format!("{head}\n[… {more}{left_out} characters left out …]\n{tail}"),
         true,
     )
 }
