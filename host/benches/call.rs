@@ -18,8 +18,11 @@
 
 #[path = "../../tests/support/fixture.rs"]
 mod fixture;
+#[path = "support/stats.rs"]
+mod stats;
 
 use serde_json::json;
+use stats::{median, percentiles};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -45,17 +48,6 @@ struct Case<'a> {
     call: Box<dyn FnMut() + 'a>,
     p50s: Vec<Duration>,
     p99s: Vec<Duration>,
-}
-
-fn percentiles(mut samples: Vec<Duration>) -> (Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.50), at(0.99))
-}
-
-fn median(mut values: Vec<Duration>) -> Duration {
-    values.sort();
-    values[values.len() / 2]
 }
 
 fn micros(d: Duration) -> f64 {

@@ -21,7 +21,10 @@
 
 #[path = "../../tests/support/polyglot.rs"]
 mod polyglot;
+#[path = "support/stats.rs"]
+mod stats;
 
+use stats::{median, percentiles};
 use std::time::{Duration, Instant};
 use toolcell::approval::ApprovalMode;
 use toolcell::grant::{ApprovalSource, Preopen, ToolGrant};
@@ -47,17 +50,6 @@ export!(Tool);
 "#;
 const NOOP_PYTHON: &str = "from wit_world import exports\n\nclass Tool(exports.Tool):\n    def call(self, args: str) -> str:\n        return \"{}\"\n";
 const NOOP_JS: &str = "export const tool = { call(args) { return '{}'; } };\n";
-
-fn percentiles(mut samples: Vec<Duration>) -> (Duration, Duration) {
-    samples.sort();
-    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
-    (at(0.50), at(0.99))
-}
-
-fn median(mut values: Vec<Duration>) -> Duration {
-    values.sort();
-    values[values.len() / 2]
-}
 
 fn show(d: Duration) -> String {
     let us = d.as_secs_f64() * 1e6;
