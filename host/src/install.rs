@@ -134,7 +134,7 @@ pub fn add(
     files: &ToolFiles,
     tools_dir: &Path,
     replace: bool,
-    confirm: &dyn Fn(&ToolManifest) -> Result<()>,
+    confirm: &dyn Fn(&ToolManifest, Option<&ToolManifest>) -> Result<()>,
 ) -> Result<ToolManifest> {
     let manifest = ToolManifest::load(&files.manifest)?;
     if let Some(why) = third_party_refusal(&manifest) {
@@ -181,7 +181,10 @@ pub fn add(
     sandbox
         .prepare(&wasm)
         .with_context(|| format!("invalid tool component {}", files.component.display()))?;
-    confirm(&manifest)?;
+    confirm(
+        &manifest,
+        existing.filter(|_| replacing).map(|e| &e.manifest),
+    )?;
 
     std::fs::create_dir_all(tools_dir)
         .with_context(|| format!("cannot create {}", tools_dir.display()))?;

@@ -146,6 +146,12 @@ fn tools_new_refuses_bad_names_and_existing_folders_and_add_replace_swaps_a_rebu
     .unwrap();
     let replaced = add(&["--replace"]);
     assert_eq!(replaced.code, 0, "{replaced:?}");
+    assert!(
+        replaced
+            .stderr
+            .contains("replaces:       `wc` 0.1.0 (which asked for the same)"),
+        "{replaced:?}"
+    );
     let show = ws.run(&["tools", "show", "wc", "--json"]);
     assert_eq!(show.json()["version"], "0.2.0");
     // Never a built-in.

@@ -157,6 +157,7 @@ fn a_program_that_never_ends_is_killed_at_the_timeout_with_everything_it_started
     let took = started.elapsed();
     assert_eq!(ran["timed_out"], true, "{ran}");
     assert_eq!(ran["exit_code"], json!(null));
+    assert_eq!(ran["signal"], 15, "stopped with SIGTERM first: {ran}");
     assert_eq!(ran["stdout"], "started\n");
     assert!(
         ran["note"].as_str().unwrap().contains("was killed"),

@@ -129,7 +129,11 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
                 config.workspace_tools_dir()
             };
             let sandbox = Sandbox::new(super::sandbox_options())?;
-            let confirm = |manifest: &crate::manifest::ToolManifest| confirm_install(manifest, yes);
+            let confirm =
+                |manifest: &crate::manifest::ToolManifest,
+                 replaced: Option<&crate::manifest::ToolManifest>| {
+                    confirm_install(manifest, replaced, yes)
+                };
             let manifest =
                 install::add(&sandbox, &registry, &files, &tools_dir, replace, &confirm)?;
             print_out(&format!(
@@ -192,9 +196,34 @@ fn fetch_urls(args: &[String], dir: &Path) -> Result<Vec<PathBuf>> {
 
 /// Shows what the tool asks for and takes the user's yes: `--yes`, or an
 /// answer on the terminal; without either nothing is installed.
-fn confirm_install(manifest: &crate::manifest::ToolManifest, yes: bool) -> Result<()> {
+fn confirm_install(
+    manifest: &crate::manifest::ToolManifest,
+    replaced: Option<&crate::manifest::ToolManifest>,
+    yes: bool,
+) -> Result<()> {
     use std::io::IsTerminal;
     eprintln!("{}", install::capabilities(manifest));
+    if let Some(old) = replaced {
+        let same = install::capabilities(old)
+            .lines()
+            .skip(1)
+            .eq(install::capabilities(manifest).lines().skip(1));
+        eprintln!(
+            "  replaces:       `{}` {}{}",
+            old.name,
+            old.version,
+            if same {
+                " (which asked for the same)"
+            } else {
+                ", which asked for:"
+            }
+        );
+        if !same {
+            for line in install::capabilities(old).lines().skip(1) {
+                eprintln!("  {line}");
+            }
+        }
+    }
     if yes {
         return Ok(());
     }

@@ -16,6 +16,7 @@ use super::bindings::toolcell::tool::process::{Command, Host, Output, RunError};
 use crate::child;
 use crate::grant::Preopen;
 use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Component, Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -274,8 +275,8 @@ impl ProcessPolicy {
             status
         })
         .await;
-        let (exit_code, timed_out) = match finished {
-            Ok(Ok(status)) => (status.code(), false),
+        let (status, timed_out) = match finished {
+            Ok(Ok(status)) => (Some(status), false),
             Ok(Err(e)) => {
                 return Err(RunError::Failed(format!(
                     "waiting for `{}` failed: {e}",
@@ -288,20 +289,21 @@ impl ProcessPolicy {
                 if let Some(group) = group {
                     child::signal_group(group, libc::SIGTERM);
                 }
-                if tokio::time::timeout(STOP_GRACE, running.wait())
-                    .await
-                    .is_err()
-                {
-                    if let Some(group) = group {
-                        child::end_group(group, libc::SIGKILL);
+                let status = match tokio::time::timeout(STOP_GRACE, running.wait()).await {
+                    Ok(status) => status.ok(),
+                    Err(_) => {
+                        if let Some(group) = group {
+                            child::end_group(group, libc::SIGKILL);
+                        }
+                        running.wait().await.ok()
                     }
-                    let _ = running.wait().await;
-                }
-                (None, true)
+                };
+                (status, true)
             }
         };
         Ok(Output {
-            exit_code,
+            exit_code: status.and_then(|s| s.code()),
+            signal: status.and_then(|s| s.signal()),
             truncated: out.truncated() || err.truncated(),
             stdout: out.text(),
             stderr: err.text(),

@@ -33,6 +33,9 @@ struct Ran {
     cwd: String,
     /// None when it was ended by a signal or killed at the timeout.
     exit_code: Option<i32>,
+    /// The signal that ended it, if one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    signal: Option<i32>,
     stdout: String,
     stderr: String,
     timed_out: bool,
@@ -79,6 +82,7 @@ fn run(args: Args) -> Result<Ran, ToolError> {
         argv,
         cwd,
         exit_code: output.exit_code,
+        signal: output.signal,
         stdout,
         stderr,
         timed_out: output.timed_out,
