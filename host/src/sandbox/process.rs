@@ -15,6 +15,9 @@
 use super::bindings::toolcell::tool::process::{Command, Host, Output, RunError};
 use crate::child;
 use crate::grant::Preopen;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Component, Path, PathBuf};
@@ -238,11 +241,42 @@ impl ProcessPolicy {
                 std::env::join_paths(self.search_path()).unwrap_or_default(),
             )
             .args(&cmd.args)
-            .current_dir(&cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        let mut running = command.spawn().map_err(|e| {
+        // The folder checked is the folder entered: it is opened here with
+        // no link followed (none was there when it was checked), and the
+        // child enters it by descriptor, so swapping a folder on the way
+        // for a link in between is refused, not followed.
+        let folder = match open_without_links(&cwd) {
+            Ok(folder) => Some(folder),
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                command.current_dir(&cwd); // a kernel without openat2 (before 5.6)
+                None
+            }
+            Err(e) => {
+                return Err(RunError::Denied(format!(
+                    "the working directory `{}` changed while it was checked ({e})",
+                    cmd.cwd.escape_debug()
+                )));
+            }
+        };
+        if let Some(folder) = &folder {
+            let fd = folder.as_raw_fd();
+            // SAFETY: runs in the child between fork and exec; fchdir(2) is
+            // async-signal-safe, and `folder` outlives the spawn below.
+            unsafe {
+                command.pre_exec(move || {
+                    if libc::fchdir(fd) == -1 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let spawned = command.spawn();
+        drop(folder);
+        let mut running = spawned.map_err(|e| {
             RunError::Failed(format!("`{}` could not be started: {e}", cmd.program))
         })?;
         let group = running.id().and_then(|pid| i32::try_from(pid).ok());
@@ -396,6 +430,40 @@ impl CappedBuffer {
     }
 }
 
+/// Opens folder `path` (an `O_PATH` descriptor) with `openat2`, refusing
+/// any symbolic link on the way.
+fn open_without_links(path: &Path) -> std::io::Result<OwnedFd> {
+    let path = CString::new(path.as_os_str().as_bytes())?;
+    /// `struct open_how` of openat2(2) (libc's is non-exhaustive).
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: libc::RESOLVE_NO_SYMLINKS,
+    };
+    // SAFETY: `path` is NUL-terminated and `how` is a valid open_how of the
+    // size passed; the kernel reads both and returns a new descriptor.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the kernel just returned this descriptor, owned by no one else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
 fn is_executable(path: &Path) -> bool {
     path.metadata()
         .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
@@ -404,6 +472,22 @@ fn is_executable(path: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_folder_is_entered_only_by_a_path_without_links() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().canonicalize().unwrap().join("real");
+        std::fs::create_dir(&real).unwrap();
+        let link = real.with_file_name("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(open_without_links(&real).is_ok());
+        let refused = open_without_links(&link.join(".")).unwrap_err();
+        assert!(
+            refused.raw_os_error() == Some(libc::ELOOP)
+                || refused.raw_os_error() == Some(libc::ENOSYS),
+            "{refused}"
+        );
+    }
 
     #[test]
     fn a_capped_stream_keeps_its_start_and_end_and_never_splits_a_character() {
