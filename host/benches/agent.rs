@@ -17,6 +17,8 @@
 //!
 //! Rounds are interleaved; medians of per-round percentiles are reported.
 
+#[path = "../../tests/support/cargo_component.rs"]
+mod cargo_component;
 #[allow(dead_code)]
 #[path = "../../tests/support/fixture.rs"]
 mod fixture;

@@ -16,6 +16,8 @@
 //! [`ROUNDS`] interleaved rounds and the median of the rounds' percentiles
 //! is reported; compare ratios within one run.
 
+#[path = "../../tests/support/cargo_component.rs"]
+mod cargo_component;
 #[path = "../../tests/support/fixture.rs"]
 mod fixture;
 #[path = "support/stats.rs"]

@@ -43,6 +43,8 @@
 
 #[path = "../../tests/support/mcp_peers.rs"]
 mod mcp_peers;
+#[path = "../../tests/support/setup_script.rs"]
+mod setup_script;
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};

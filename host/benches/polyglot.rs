@@ -19,8 +19,12 @@
 //! Calls per round adapt to each tool's speed (about [`ROUND_TARGET`] of
 //! work); [`ROUNDS`] interleaved rounds, the median round is reported.
 
+#[path = "../../tests/support/cargo_component.rs"]
+mod cargo_component;
 #[path = "../../tests/support/polyglot.rs"]
 mod polyglot;
+#[path = "../../tests/support/setup_script.rs"]
+mod setup_script;
 #[path = "support/stats.rs"]
 mod stats;
 

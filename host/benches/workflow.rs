@@ -9,6 +9,8 @@
 //! 2. Start-up of `toolcell run` for a trivial script with a warm
 //!    component cache, against `toolcell --version` (process start alone).
 
+#[path = "../../tests/support/cargo_component.rs"]
+mod cargo_component;
 #[path = "../../tests/support/fixture.rs"]
 #[allow(dead_code)]
 mod fixture;

@@ -2,6 +2,8 @@
 //! needs several calls in one process, the library it is built from) against
 //! real components built from source, in temporary workspaces.
 
+#[path = "../support/cargo_component.rs"]
+mod cargo_component;
 #[path = "../support/fixture.rs"]
 mod fixture;
 mod harness;
@@ -13,6 +15,8 @@ mod mcp_peers;
 mod model_server;
 #[path = "../support/polyglot.rs"]
 mod polyglot;
+#[path = "../support/setup_script.rs"]
+mod setup_script;
 
 mod agent;
 mod cache;

@@ -2,8 +2,8 @@
 //! a third-party author would build them) once per process. Shared by the
 //! end-to-end tests and the benchmarks.
 
+use crate::cargo_component;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 /// The `probe` test tool: its folder (with `tool.toml`) and built component.
@@ -30,30 +30,6 @@ fn build(folder: &str, crate_name: &str) -> Fixture {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../tests/fixtures")
         .join(folder);
-    // The build script's guest target folder: its compiled dependencies
-    // (wit-bindgen, serde) are reused.
-    let target_dir = PathBuf::from(env!("TOOLCELL_GUEST_TARGET_DIR"));
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let status = Command::new(cargo)
-        .args([
-            "build",
-            "--release",
-            "--target",
-            "wasm32-wasip2",
-            "--manifest-path",
-        ])
-        .arg(root.join("Cargo.toml"))
-        .arg("--target-dir")
-        .arg(&target_dir)
-        .env_remove("CARGO_ENCODED_RUSTFLAGS")
-        .env_remove("RUSTFLAGS")
-        .env_remove("CARGO_TARGET_DIR")
-        .status()
-        .expect("running cargo for a fixture component");
-    assert!(status.success(), "building the fixture {folder} failed");
-    let wasm = target_dir
-        .join("wasm32-wasip2/release")
-        .join(format!("{crate_name}.wasm"));
-    assert!(wasm.is_file(), "{} was not produced", wasm.display());
+    let wasm = cargo_component::build(&root, crate_name, false);
     Fixture { folder: root, wasm }
 }

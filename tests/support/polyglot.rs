@@ -4,6 +4,7 @@
 //! `tests/support/guest-toolchains.sh` (PyPI and npm, pinned, cached).
 //! Shared by the end-to-end tests and the polyglot benchmark.
 
+use crate::{cargo_component, setup_script};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
@@ -20,29 +21,10 @@ pub struct Toolchains {
 pub fn toolchains() -> &'static Toolchains {
     static TOOLCHAINS: OnceLock<Toolchains> = OnceLock::new();
     TOOLCHAINS.get_or_init(|| {
-        let script = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../tests/support/guest-toolchains.sh"
-        );
-        let setup = Command::new("bash")
-            .arg(script)
-            .output()
-            .expect("run guest-toolchains.sh");
-        assert!(
-            setup.status.success(),
-            "guest-toolchains.sh failed (it needs python3 with venv, node and npm):\n{}",
-            String::from_utf8_lossy(&setup.stderr)
-        );
-        let out = String::from_utf8(setup.stdout).unwrap();
-        let value = |key: &str| {
-            out.lines()
-                .find_map(|l| l.strip_prefix(key))
-                .map(PathBuf::from)
-                .unwrap_or_else(|| panic!("guest-toolchains.sh printed {out:?}"))
-        };
+        let provided = setup_script::run("guest-toolchains.sh", "python3 with venv, node and npm");
         Toolchains {
-            componentize_py: value("COMPONENTIZE_PY="),
-            js_node_modules: value("COMPONENTIZE_JS_NODE_MODULES="),
+            componentize_py: provided.value("COMPONENTIZE_PY"),
+            js_node_modules: provided.value("COMPONENTIZE_JS_NODE_MODULES"),
         }
     })
 }
@@ -66,58 +48,46 @@ pub fn build(lang: Lang, folder: &Path, name: &str) -> Built {
     let started = Instant::now();
     let status = match lang {
         Lang::Rust => {
-            // The build script's guest target folder: wit-bindgen and serde
-            // are compiled there already.
-            let target_dir = PathBuf::from(env!("TOOLCELL_GUEST_TARGET_DIR"));
-            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-            let status = Command::new(cargo)
-                .args([
-                    "build",
-                    "--release",
-                    "--offline",
-                    "--target",
-                    "wasm32-wasip2",
-                    "--target-dir",
-                ])
-                .arg(&target_dir)
-                .current_dir(folder)
-                .env_remove("CARGO_ENCODED_RUSTFLAGS")
-                .env_remove("RUSTFLAGS")
-                .status()
-                .expect("running cargo");
-            let built = target_dir.join(format!("wasm32-wasip2/release/{name}.wasm"));
-            if status.success() {
-                std::fs::copy(&built, folder.join(format!("{name}.wasm"))).unwrap();
-            }
-            status
+            // Offline: the scaffold has no lock file, and its crates are in
+            // the local registry already. `cargo_component::build` checks success.
+            let built = cargo_component::build(folder, name, true);
+            std::fs::copy(&built, folder.join(format!("{name}.wasm"))).unwrap();
+            None
         }
-        Lang::Python => Command::new(&toolchains().componentize_py)
-            .args([
-                "-d",
-                "wit",
-                "-w",
-                "tool-component",
-                "componentize",
-                "app",
-                "-o",
-            ])
-            .arg(format!("{name}.wasm"))
-            .current_dir(folder)
-            .status()
-            .expect("running componentize-py"),
+        Lang::Python => Some(
+            Command::new(&toolchains().componentize_py)
+                .args([
+                    "-d",
+                    "wit",
+                    "-w",
+                    "tool-component",
+                    "componentize",
+                    "app",
+                    "-o",
+                ])
+                .arg(format!("{name}.wasm"))
+                .current_dir(folder)
+                .status()
+                .expect("running componentize-py"),
+        ),
         Lang::Js => {
             let modules = folder.join("node_modules");
             if !modules.exists() {
                 std::os::unix::fs::symlink(&toolchains().js_node_modules, &modules).unwrap();
             }
-            Command::new("node")
-                .arg("build.mjs")
-                .current_dir(folder)
-                .status()
-                .expect("running node build.mjs")
+            Some(
+                Command::new("node")
+                    .arg("build.mjs")
+                    .current_dir(folder)
+                    .status()
+                    .expect("running node build.mjs"),
+            )
         }
     };
-    assert!(status.success(), "building the {lang:?} scaffold failed");
+    assert!(
+        status.is_none_or(|s| s.success()),
+        "building the {lang:?} scaffold failed"
+    );
     let wasm = folder.join(format!("{name}.wasm"));
     assert!(wasm.is_file(), "{} was not produced", wasm.display());
     Built {
