@@ -202,12 +202,12 @@ fn confirm_install(
     yes: bool,
 ) -> Result<()> {
     use std::io::IsTerminal;
-    eprintln!("{}", install::capabilities(manifest));
+    let asked = install::capabilities(manifest);
+    eprintln!("{asked}");
     if let Some(old) = replaced {
-        let same = install::capabilities(old)
-            .lines()
-            .skip(1)
-            .eq(install::capabilities(manifest).lines().skip(1));
+        // The first line names the tool; the rest is what it asks for.
+        let old_asked = install::capabilities(old);
+        let same = old_asked.lines().skip(1).eq(asked.lines().skip(1));
         eprintln!(
             "  replaces:       `{}` {}{}",
             old.name,
@@ -219,7 +219,7 @@ fn confirm_install(
             }
         );
         if !same {
-            for line in install::capabilities(old).lines().skip(1) {
+            for line in old_asked.lines().skip(1) {
                 eprintln!("  {line}");
             }
         }
