@@ -15,7 +15,8 @@ const ANSWER_LIMIT: Duration = Duration::from_secs(30);
 /// A `toolcell mcp` session.
 struct Session {
     child: Child,
-    stdin: ChildStdin,
+    /// The client's end of the server's input; `None` once closed.
+    stdin: Option<ChildStdin>,
     answers: mpsc::Receiver<Value>,
     next_id: u64,
     /// How to answer the server's elicitation requests, in order.
@@ -30,6 +31,9 @@ impl Drop for Session {
         let _ = self.child.wait();
     }
 }
+
+/// How long a server may take to finish after its input is closed.
+const EXIT_LIMIT: Duration = Duration::from_secs(10);
 
 impl Session {
     fn start(ws: &Workspace, args: &[&str]) -> Self {
@@ -60,7 +64,7 @@ impl Session {
         });
         let mut session = Self {
             child,
-            stdin,
+            stdin: Some(stdin),
             answers,
             next_id: 0,
             elicit_answers: Default::default(),
@@ -75,9 +79,28 @@ impl Session {
         session
     }
 
+    /// Ends the session as the MCP specification asks of a client: closes
+    /// the server's input and waits for it to exit by itself.
+    fn close(mut self) {
+        drop(self.stdin.take());
+        let started = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "the server exited with {status}");
+                return;
+            }
+            assert!(
+                started.elapsed() < EXIT_LIMIT,
+                "the server did not exit within {EXIT_LIMIT:?} of its input closing"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     fn send(&mut self, message: Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
+        let stdin = self.stdin.as_mut().expect("the session is open");
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
     }
 
     /// Sends a request and returns its result (panics on a JSON-RPC error).
@@ -173,13 +196,13 @@ fn an_mcp_client_lists_and_calls_the_tools_in_their_cells() {
     assert_eq!(denied["isError"], true);
     assert!(text(&denied).contains("--approve write_file"), "{denied}");
     assert!(!ws.root.join("b.txt").exists());
-    drop(mcp);
+    mcp.close();
 
     let mut approved = Session::start(&ws, &["--approve", "write_file"]);
     let wrote = approved.call("write_file", json!({"path": "b.txt", "content": "x"}));
     assert_eq!(wrote["isError"], false, "{wrote}");
     assert_eq!(ws.read("b.txt"), "x");
-    drop(approved);
+    approved.close();
 
     // Every call is a run in the store.
     let runs = ws.run(&["runs", "list", "--json"]).json();
@@ -216,6 +239,35 @@ fn an_mcp_client_lists_and_calls_the_tools_in_their_cells() {
         call["result"].as_str().unwrap().contains("pumpkin"),
         "{record}"
     );
+}
+
+#[test]
+fn reads_answered_before_a_sigterm_are_all_recorded() {
+    // Read-only calls are recorded after they answer, in batches: a client
+    // stopping the server with SIGTERM right after the last answer must
+    // still find every call in the store.
+    let ws = Workspace::new();
+    ws.write("a.txt", "apple\n");
+    let mut mcp = Session::start(&ws, &[]);
+    for _ in 0..25 {
+        let read = mcp.call("read_file", json!({"path": "a.txt"}));
+        assert_eq!(read["isError"], false, "{read}");
+    }
+    // SAFETY: sending SIGTERM to our own child.
+    unsafe { libc::kill(mcp.child.id() as i32, libc::SIGTERM) };
+    let started = std::time::Instant::now();
+    while mcp.child.try_wait().unwrap().is_none() {
+        assert!(started.elapsed() < EXIT_LIMIT, "SIGTERM ends the server");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let runs = ws.run(&["runs", "list", "--json", "--limit", "100"]).json();
+    let reads = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["title"] == "mcp: read_file" && r["status"] == "succeeded")
+        .count();
+    assert_eq!(reads, 25, "{runs:#}");
 }
 
 /// `toolcell mcp` driven by the MCP Inspector's command-line mode

@@ -31,12 +31,17 @@ pub fn run(config: &Option<PathBuf>, args: McpArgs) -> Result<i32> {
         ask: None,
         grant_hint: "`toolcell mcp --approve {tool}` (or approval = \"auto\" under [tools.{tool}] in toolcell.toml)",
     });
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    // One thread runs the session: reading a request, the call and writing
+    // the answer never hop between threads (a hand-off costs a wake-up of
+    // tens of microseconds, a fifth of a call; BENCHMARKS.md "MCP latency").
+    // Calls still overlap: a tool yields at every epoch tick, and waiting
+    // (for the client's approval, an external server, a program) is async.
+    let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let server = ToolServer::new(dispatcher, store, approver);
+        let server = ToolServer::new(dispatcher, store, approver)
+            .context("cannot start the recorder of MCP calls")?;
         let service = server
             .serve(rmcp::transport::io::stdio_pipes())
             .await

@@ -20,7 +20,7 @@ use crate::approval::{ApprovalRequest, Approver, Decision, StandingApprovals};
 use crate::calls::{CallResult, Recording, ToolRunner};
 use crate::dispatch::Dispatcher;
 use crate::llm::ToolCall;
-use crate::store::{CallRun, RunStatus, Store};
+use crate::store::{CallRun, DeferredRecorder, RunStatus, Store, now_ms};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
     ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, MetaObject,
@@ -43,6 +43,8 @@ pub struct ToolServer {
     pub store: Arc<Store>,
     /// What was granted on the command line.
     pub approvals: Arc<StandingApprovals>,
+    /// Writes the records of read-only calls after they have answered.
+    recorder: DeferredRecorder,
     /// Numbers the calls, for their ids in the run records.
     calls: AtomicU64,
 }
@@ -52,13 +54,14 @@ impl ToolServer {
         dispatcher: Arc<Dispatcher>,
         store: Arc<Store>,
         approvals: Arc<StandingApprovals>,
-    ) -> Self {
-        Self {
+    ) -> std::io::Result<Self> {
+        Ok(Self {
+            recorder: DeferredRecorder::start(store.clone())?,
             dispatcher,
             store,
             approvals,
             calls: AtomicU64::new(0),
-        }
+        })
     }
 
     /// The MCP definitions of the tools.
@@ -86,8 +89,8 @@ impl ToolServer {
     /// Runs one call through the shared call path and records it as a run.
     ///
     /// A call of a tool that changes nothing is recorded after it has
-    /// answered, in one transaction on a blocking thread: its latency
-    /// carries no commit (four of them cost more than the call itself; see
+    /// answered, by the [`DeferredRecorder`] in batches: its latency carries
+    /// no commit (four of them cost more than the call itself; see
     /// BENCHMARKS.md "MCP latency"). A call that may change something is
     /// recorded as it goes, before it runs, so a crash leaves it marked
     /// interrupted and what it replaced is kept for undo.
@@ -133,7 +136,9 @@ impl ToolServer {
         let mut result = runner
             .run(&call, &arguments, &mut Silent, &CancellationToken::new())
             .await;
-        let content = result.content.clone();
+
+        // The result as text, as the model would see it: also the answer's text.
+        let content = std::mem::take(&mut result.content);
         let status = if result.value.is_some() {
             RunStatus::Succeeded
         } else {
@@ -152,14 +157,8 @@ impl ToolServer {
         }
         let mut answer = match result.value {
             Some(value) => {
-                let text = match &value {
-                    Value::String(text) => text.clone(),
-                    other => other.to_string(),
-                };
-                let mut done = CallToolResult::success(vec![ContentBlock::text(text)]);
-                if value.is_object() {
-                    done.structured_content = Some(value);
-                }
+                let mut done = CallToolResult::success(vec![ContentBlock::text(content)]);
+                done.structured_content = value.is_object().then_some(value);
                 done
             }
             None => CallToolResult::error(vec![ContentBlock::text(content)]),
@@ -176,8 +175,7 @@ impl ToolServer {
         answer
     }
 
-    /// Records a finished read-only call as a run, on a blocking thread
-    /// (the runtime waits for it before the process exits).
+    /// Queues a finished read-only call to be recorded as a run.
     fn record_after(
         &self,
         title: String,
@@ -186,28 +184,20 @@ impl ToolServer {
         content: String,
         status: RunStatus,
     ) {
-        let store = self.store.clone();
-        let error = result.error_message.clone();
-        let (call_status, decision) = (result.status.record(), result.decision);
-        let (error_kind, duration) = (result.error_kind, result.duration);
-        tokio::task::spawn_blocking(move || {
-            let run = CallRun {
-                kind: "mcp",
-                title: &title,
-                status,
-                error: error.as_deref(),
-                call_id: &call.id,
-                tool: &call.name,
-                arguments: &call.arguments,
-                call_status,
-                decision,
-                result: &content,
-                error_kind,
-                duration,
-            };
-            if let Err(e) = store.record_call_run(&run) {
-                tracing::warn!("cannot record the MCP call: {e:#}");
-            }
+        self.recorder.record(CallRun {
+            kind: "mcp",
+            title,
+            status,
+            error: result.error_message.clone(),
+            call_id: call.id,
+            tool: call.name,
+            arguments: call.arguments,
+            call_status: result.status.record(),
+            decision: result.decision,
+            result: content,
+            error_kind: result.error_kind,
+            duration: result.duration,
+            ended_at: now_ms(),
         });
     }
 }

@@ -7,10 +7,12 @@
 //! is opened, runs still `running` whose process is gone were cut off (a
 //! crash, a kill): they are marked `interrupted` and never replayed.
 
+mod deferred;
 mod models;
 mod schedules;
 mod schema;
 
+pub use deferred::DeferredRecorder;
 pub use models::{KnownBy, KnownModel};
 pub use schedules::Trigger;
 
@@ -159,22 +161,24 @@ pub fn now_ms() -> i64 {
 }
 
 /// A run that was one tool call, already finished (see
-/// [`Store::record_call_run`]).
+/// [`Store::record_call_runs`]).
 #[derive(Debug, Clone)]
-pub struct CallRun<'a> {
-    pub kind: &'a str,
-    pub title: &'a str,
+pub struct CallRun {
+    pub kind: &'static str,
+    pub title: String,
     pub status: RunStatus,
-    pub error: Option<&'a str>,
-    pub call_id: &'a str,
-    pub tool: &'a str,
-    pub arguments: &'a str,
+    pub error: Option<String>,
+    pub call_id: String,
+    pub tool: String,
+    pub arguments: String,
     /// done | failed | denied | cancelled
-    pub call_status: &'a str,
-    pub decision: &'a str,
-    pub result: &'a str,
-    pub error_kind: Option<&'a str>,
+    pub call_status: &'static str,
+    pub decision: &'static str,
+    pub result: String,
+    pub error_kind: Option<&'static str>,
     pub duration: Duration,
+    /// When the call ended, in Unix milliseconds ([`now_ms`]).
+    pub ended_at: i64,
 }
 
 impl Store {
@@ -286,33 +290,36 @@ impl Store {
         Ok(())
     }
 
-    /// Records a whole run of one finished tool call in one transaction:
-    /// for callers that answer first and record after (`toolcell mcp`'s
-    /// read-only calls), so the call's latency carries no commit.
-    pub fn record_call_run(&self, run: &CallRun<'_>) -> Result<RunId> {
+    /// Records finished tool calls, each as a whole run, in one
+    /// transaction: for callers that answer first and record after
+    /// (`toolcell mcp`'s read-only calls, through [`DeferredRecorder`]), so
+    /// no call's latency carries a commit.
+    pub fn record_call_runs(&self, runs: &[CallRun]) -> Result<()> {
         let mut conn = self.conn();
         let tx = conn.transaction()?;
-        let ended = now_ms();
-        let started = ended - i64::try_from(run.duration.as_millis()).unwrap_or(0);
-        tx.prepare_cached("INSERT INTO runs (kind, title, status, started_at, ended_at, error, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
-            .execute(params![run.kind, run.title, run.status.as_str(), started, ended, run.error, std::process::id()])?;
-        let id = tx.last_insert_rowid();
-        tx.prepare_cached("INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at, decision, result, error_kind, duration_ms)
-             VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")?
-            .execute(params![
-                id,
-                run.call_id,
-                run.tool,
-                run.arguments,
-                run.call_status,
-                started,
-                run.decision,
-                run.result,
-                run.error_kind,
-                run.duration.as_secs_f64() * 1000.0
-            ])?;
+        for run in runs {
+            let ended = run.ended_at;
+            let started = ended - i64::try_from(run.duration.as_millis()).unwrap_or(0);
+            tx.prepare_cached("INSERT INTO runs (kind, title, status, started_at, ended_at, error, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
+                .execute(params![run.kind, run.title, run.status.as_str(), started, ended, run.error, std::process::id()])?;
+            let id = tx.last_insert_rowid();
+            tx.prepare_cached("INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at, decision, result, error_kind, duration_ms)
+                 VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")?
+                .execute(params![
+                    id,
+                    run.call_id,
+                    run.tool,
+                    run.arguments,
+                    run.call_status,
+                    started,
+                    run.decision,
+                    run.result,
+                    run.error_kind,
+                    run.duration.as_secs_f64() * 1000.0
+                ])?;
+        }
         tx.commit()?;
-        Ok(id)
+        Ok(())
     }
 
     /// Records how a run ended.

@@ -1,0 +1,141 @@
+//! Records of finished calls, written off the answer's path.
+//!
+//! `toolcell mcp` answers a read-only call first and records it after. A
+//! commit per call on a thread of its own still cost the next call: the
+//! hand-off woke a thread every time, and the commits (with the WAL's
+//! checkpoints) competed with the calls for the two cores (BENCHMARKS.md,
+//! "MCP latency"). Here the records queue up and one thread writes them in
+//! batches: it is woken once per batch, waits [`GATHER`] for the calls that
+//! follow, and writes them all in one transaction.
+//!
+//! What is queued is written before the recorder is dropped (the end of the
+//! session). A process killed outright loses at most the last batch of
+//! records; the calls in it changed nothing.
+
+use super::{CallRun, Store};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How long the writer lets records gather after the first one arrives: at
+/// a few hundred microseconds a call, dozens of calls share one commit,
+/// and a record waits no longer than a blink.
+const GATHER: Duration = Duration::from_millis(20);
+
+/// Writes queued call runs to a [`Store`] in batches, on its own thread.
+pub struct DeferredRecorder {
+    shared: Arc<Shared>,
+    writer: Option<JoinHandle<()>>,
+}
+
+struct Shared {
+    queue: Mutex<Queue>,
+    arrived: Condvar,
+}
+
+#[derive(Default)]
+struct Queue {
+    runs: Vec<CallRun>,
+    closed: bool,
+}
+
+impl DeferredRecorder {
+    /// Starts the writer thread.
+    pub fn start(store: Arc<Store>) -> std::io::Result<Self> {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue::default()),
+            arrived: Condvar::new(),
+        });
+        let writer = {
+            let shared = shared.clone();
+            std::thread::Builder::new()
+                .name("toolcell-recorder".into())
+                .spawn(move || write_batches(&shared, &store))?
+        };
+        Ok(Self {
+            shared,
+            writer: Some(writer),
+        })
+    }
+
+    /// Queues `run` to be written with the next batch.
+    pub fn record(&self, run: CallRun) {
+        let mut queue = self.shared.lock();
+        queue.runs.push(run);
+        // Only the first record of a batch wakes the writer: it collects
+        // the others itself after [`GATHER`].
+        if queue.runs.len() == 1 {
+            self.shared.arrived.notify_one();
+        }
+    }
+}
+
+impl Drop for DeferredRecorder {
+    /// Writes what is queued, then stops the writer.
+    fn drop(&mut self) {
+        self.shared.lock().closed = true;
+        self.shared.arrived.notify_one();
+        if let Some(writer) = self.writer.take()
+            && writer.join().is_err()
+        {
+            tracing::warn!("the recorder of MCP calls stopped with a panic");
+        }
+    }
+}
+
+/// Puts the calling thread in the `SCHED_IDLE` class: it runs only on a
+/// core nothing else wants. A batch's commit (and the WAL's checkpoint,
+/// with its `fsync`) takes milliseconds; at normal priority it took a core
+/// from the server or its client for that long, the p99 of the calls. The
+/// records lose nothing by waiting: they are written before the process
+/// ends. Where the class is unavailable the thread stays as it is.
+fn run_only_when_idle() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `sched_setscheduler` with pid 0 changes only the calling
+    // thread, and `param` is a valid, initialised struct.
+    let status = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+    if status != 0 {
+        tracing::debug!(
+            "the recorder keeps its priority: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The writer: waits for a record, lets others gather, writes them all.
+fn write_batches(shared: &Shared, store: &Store) {
+    run_only_when_idle();
+    loop {
+        let closed = {
+            let mut queue = shared.lock();
+            while queue.runs.is_empty() && !queue.closed {
+                queue = shared
+                    .arrived
+                    .wait(queue)
+                    .unwrap_or_else(|p| p.into_inner());
+            }
+            queue.closed
+        };
+        if !closed {
+            std::thread::sleep(GATHER);
+        }
+        let (batch, closed) = {
+            let mut queue = shared.lock();
+            (std::mem::take(&mut queue.runs), queue.closed)
+        };
+        if !batch.is_empty()
+            && let Err(e) = store.record_call_runs(&batch)
+        {
+            tracing::warn!("cannot record {} MCP call(s): {e:#}", batch.len());
+        }
+        if closed {
+            return;
+        }
+    }
+}
