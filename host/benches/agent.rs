@@ -168,6 +168,7 @@ fn agent_rounds(filter_tools_above: usize, label: &str) {
         SandboxOptions {
             cache_dir: Some(cache.path().to_path_buf()),
             allocation: Allocation::Pooling,
+            ready_ahead: false,
         },
     )
     .unwrap();

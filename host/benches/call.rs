@@ -110,6 +110,7 @@ fn main() {
             let options = SandboxOptions {
                 cache_dir: Some(cache.clone()),
                 allocation,
+                ready_ahead: false,
             };
             let sandbox = Sandbox::new(options.clone()).unwrap();
             let noop = sandbox.prepare(&noop_wasm).unwrap();
@@ -119,6 +120,7 @@ fn main() {
             let dispatcher = Dispatcher::new(config, registry, options).unwrap();
             Setup {
                 allocation,
+                ready_ahead: false,
                 sandbox,
                 noop,
                 probe,

@@ -394,6 +394,7 @@ fn in_process(workspace: &Path, cache: &Path, state: &Path) -> InProcess {
         // Where the server keeps them (`TOOLCELL_CACHE_DIR/components`).
         cache_dir: Some(cache.join("components")),
         allocation: Allocation::Pooling,
+        ready_ahead: false,
     };
     let dispatcher = Arc::new(Dispatcher::new(config, registry, options).unwrap());
     // What the server is granted with `--approve read_file`.

@@ -126,6 +126,7 @@ fn main() {
         let options = SandboxOptions {
             cache_dir: Some(lang_cache),
             allocation: Allocation::Pooling,
+            ready_ahead: false,
         };
         let cold_sandbox = Sandbox::new(options.clone()).unwrap();
         let started = Instant::now();

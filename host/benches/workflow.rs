@@ -61,6 +61,7 @@ fn script_overhead(root: &Path, cache: &Path) {
             SandboxOptions {
                 cache_dir: Some(cache.to_path_buf()),
                 allocation: Allocation::Pooling,
+                ready_ahead: false,
             },
         )
         .unwrap(),

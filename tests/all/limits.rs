@@ -116,6 +116,7 @@ async fn the_next_call_succeeds_after_each_failure() {
         let options = SandboxOptions {
             cache_dir: Some(ws.cache.clone()),
             allocation,
+            ready_ahead: false,
         };
         let dispatcher = Dispatcher::new(config, registry, options).unwrap();
         assert!(

@@ -1,7 +1,7 @@
 //! `toolcell mcp`: serves the workspace's tools over MCP on stdio (see
 //! [`crate::mcp::server`]). Stdout carries the protocol; logs go to stderr.
 
-use super::{EXIT_OK, open_dispatcher};
+use super::{EXIT_OK, open_dispatcher_for_many_calls};
 use crate::approval::StandingApprovals;
 use crate::mcp::server::ToolServer;
 use crate::store::Store;
@@ -23,7 +23,7 @@ pub struct McpArgs {
 }
 
 pub fn run(config: &Option<PathBuf>, args: McpArgs) -> Result<i32> {
-    let dispatcher = Arc::new(open_dispatcher(config)?);
+    let dispatcher = Arc::new(open_dispatcher_for_many_calls(config)?);
     let store = Arc::new(Store::open(&dispatcher.config().state_dir())?);
     let approver = Arc::new(StandingApprovals {
         all: args.yes,

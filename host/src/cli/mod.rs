@@ -171,8 +171,22 @@ fn load_workspace(config: &Option<PathBuf>) -> Result<(WorkspaceConfig, Registry
 
 /// A dispatcher over the workspace, with the sandbox started.
 fn open_dispatcher(config: &Option<PathBuf>) -> Result<Dispatcher> {
+    open_dispatcher_with(config, sandbox_options())
+}
+
+/// A dispatcher for a process that serves many calls (`toolcell mcp`, a
+/// workflow): each tool's next cell is built ahead, between calls.
+fn open_dispatcher_for_many_calls(config: &Option<PathBuf>) -> Result<Dispatcher> {
+    let options = SandboxOptions {
+        ready_ahead: true,
+        ..sandbox_options()
+    };
+    open_dispatcher_with(config, options)
+}
+
+fn open_dispatcher_with(config: &Option<PathBuf>, options: SandboxOptions) -> Result<Dispatcher> {
     let (config, registry) = load_workspace(config)?;
-    let mut dispatcher = Dispatcher::new(config, registry, sandbox_options())?;
+    let mut dispatcher = Dispatcher::new(config, registry, options)?;
     for problem in dispatcher.start_mcp_servers()? {
         eprintln!("warning: {problem}");
     }
@@ -183,5 +197,6 @@ fn sandbox_options() -> SandboxOptions {
     SandboxOptions {
         cache_dir: locations::component_cache_dir(),
         allocation: Allocation::Pooling,
+        ready_ahead: false,
     }
 }

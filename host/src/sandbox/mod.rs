@@ -18,18 +18,21 @@ pub mod bindings;
 pub mod cache;
 pub mod cell;
 pub mod engine;
+mod keeper;
 pub mod network;
 pub mod output;
 pub mod process;
 
 use crate::grant::ToolGrant;
 use anyhow::Result;
-use bindings::{CommandToolPre, GuestError};
+use bindings::{CommandTool, CommandToolPre, GuestError};
 use cache::{CacheStatus, ComponentCache};
 use cell::CellState;
+use keeper::{Cell, Keeper};
 pub use engine::Allocation;
-use output::{CappedOutput, CapturedOutput};
+use output::CapturedOutput;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use wasmtime::component::Linker;
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
@@ -95,6 +98,8 @@ pub struct RunOutcome {
 /// A component compiled and linked, ready to instantiate.
 #[derive(Clone)]
 pub struct PreparedTool {
+    /// Tells prepared tools apart (a spare cell is for one of them).
+    id: u64,
     pre: CommandToolPre<CellState>,
     pub cache: CacheStatus,
 }
@@ -104,6 +109,10 @@ pub struct PreparedTool {
 pub struct SandboxOptions {
     pub cache_dir: Option<PathBuf>,
     pub allocation: Allocation,
+    /// Build each tool's next cell ahead of its call, and tear used ones
+    /// down, on a thread of their own (see [`keeper`]): for processes that
+    /// serve many calls (`toolcell mcp`).
+    pub ready_ahead: bool,
 }
 
 /// The engine, linker and cache shared by every call of a process.
@@ -111,6 +120,8 @@ pub struct Sandbox {
     engine: Engine,
     linker: Linker<CellState>,
     cache: ComponentCache,
+    /// Readies cells ahead of calls, when asked to.
+    keeper: Option<Keeper>,
 }
 
 impl Sandbox {
@@ -128,10 +139,15 @@ impl Sandbox {
             |state: &mut CellState| state,
         )?;
         let cache = ComponentCache::new(&engine, options.cache_dir);
+        let keeper = match options.ready_ahead {
+            true => Some(Keeper::start(engine.clone())?),
+            false => None,
+        };
         Ok(Self {
             engine,
             linker,
             cache,
+            keeper,
         })
     }
 
@@ -156,18 +172,29 @@ impl Sandbox {
                 "it does not implement the world `toolcell:tool/tool-component` ({e:#})\n  fix: export the interface `toolcell:tool/tool@0.1.0` from tools-wasm/wit/tool.wit, e.g. with wit-bindgen's `export!`"
             )
         })?;
-        Ok(PreparedTool { pre, cache })
+        static PREPARED: AtomicU64 = AtomicU64::new(0);
+        Ok(PreparedTool {
+            id: PREPARED.fetch_add(1, Ordering::Relaxed),
+            pre,
+            cache,
+        })
     }
 
     /// Runs one call of `tool` with `args` (JSON text) in a fresh cell.
     pub async fn run(&self, tool: &PreparedTool, grant: &ToolGrant, args: &str) -> RunOutcome {
         let started = Instant::now();
-        let stdout = CappedOutput::new(CAPTURE_CAP);
-        let stderr = CappedOutput::new(CAPTURE_CAP);
-        let result = self
-            .run_in_cell(tool, grant, args, stdout.clone(), stderr.clone())
-            .await;
-        let stderr = stderr.captured();
+        let (result, stdout, stderr) = match self.cell_for(tool, grant).await {
+            Ok(cell) => {
+                let (stdout, stderr) = (cell.stdout.clone(), cell.stderr.clone());
+                let result = self.call_in(cell, tool, grant, args).await;
+                (result, stdout.captured(), stderr.captured())
+            }
+            Err(e) => (
+                Err(RunError::Setup(e)),
+                CapturedOutput::default(),
+                CapturedOutput::default(),
+            ),
+        };
         let result = result.map_err(|e| match e {
             // The panic message a Rust tool prints is the most useful part of a trap.
             RunError::Trap { message } => match last_words(&stderr.text) {
@@ -180,95 +207,120 @@ impl Sandbox {
         });
         RunOutcome {
             result,
-            stdout: stdout.captured(),
+            stdout,
             stderr,
             duration: started.elapsed(),
         }
     }
 
-    async fn run_in_cell(
+    /// A fresh cell for one call: the keeper's spare when it has one, else
+    /// built now.
+    async fn cell_for(&self, tool: &PreparedTool, grant: &ToolGrant) -> Result<Cell> {
+        if let Some(cell) = self.keeper.as_ref().and_then(|k| k.take(tool.id, grant)) {
+            return Ok(cell);
+        }
+        Cell::build(&self.engine, &tool.pre, grant).await
+    }
+
+    /// Calls the tool in `cell`, then hands the used cell to the keeper (or
+    /// drops it).
+    async fn call_in(
         &self,
+        cell: Cell,
         tool: &PreparedTool,
         grant: &ToolGrant,
         args: &str,
-        stdout: CappedOutput,
-        stderr: CappedOutput,
     ) -> Result<serde_json::Value, RunError> {
-        let state = CellState::new(grant, stdout, stderr).map_err(RunError::Setup)?;
-        let mut store = Store::new(&self.engine, state);
-        store.limiter(|state| &mut state.limiter);
-        let limit = Duration::from_millis(grant.limits.timeout_ms);
-        let ticks = grant
-            .limits
-            .timeout_ms
-            .div_ceil(engine::EPOCH_TICK.as_millis() as u64);
-        // Every tick the call yields to the async runtime, so a cancelled
-        // caller (Ctrl-C, a workflow's timeout) can drop it at once, even
-        // while the guest spins; after `ticks` ticks it traps.
-        let mut remaining = ticks;
-        store.set_epoch_deadline(1);
-        store.epoch_deadline_callback(move |_| {
-            remaining = remaining.saturating_sub(1);
-            if remaining == 0 {
-                Err(Trap::Interrupt.into())
-            } else {
-                Ok(UpdateDeadline::Yield(1))
-            }
-        });
+        let Cell {
+            mut store,
+            instance,
+            ..
+        } = cell;
+        let result = call_tool(&mut store, &instance, grant, args).await;
+        match &self.keeper {
+            Some(keeper) => keeper.after_call(store, tool.id, &tool.pre, grant),
+            None => drop(store),
+        }
+        result
+    }
+}
 
-        let call = async {
-            let instance = tool.pre.instantiate_async(&mut store).await?;
-            instance
-                .toolcell_tool_tool()
-                .call_call(&mut store, args)
-                .await
-        };
-        let returned = match tokio::time::timeout(limit + HOST_CALL_GRACE, call).await {
-            Ok(returned) => returned,
-            Err(_elapsed) => {
-                return Err(RunError::Timeout {
-                    limit_ms: grant.limits.timeout_ms,
+/// Gives a call's store its time budget, from now: every epoch tick the
+/// call yields to the async runtime, so a cancelled caller (Ctrl-C, a
+/// workflow's timeout) can drop it at once, even while the guest spins;
+/// after the grant's timeout in ticks it traps.
+pub(super) fn start_budget(store: &mut Store<CellState>, grant: &ToolGrant) {
+    let mut remaining = grant
+        .limits
+        .timeout_ms
+        .div_ceil(engine::EPOCH_TICK.as_millis() as u64);
+    store.set_epoch_deadline(1);
+    store.epoch_deadline_callback(move |_| {
+        remaining = remaining.saturating_sub(1);
+        if remaining == 0 {
+            Err(Trap::Interrupt.into())
+        } else {
+            Ok(UpdateDeadline::Yield(1))
+        }
+    });
+}
+
+/// One call of the tool instantiated in `store`, under the grant's limits.
+async fn call_tool(
+    store: &mut Store<CellState>,
+    instance: &CommandTool,
+    grant: &ToolGrant,
+    args: &str,
+) -> Result<serde_json::Value, RunError> {
+    let limit = Duration::from_millis(grant.limits.timeout_ms);
+    start_budget(store, grant);
+    store.data_mut().process.start_clock(Instant::now() + limit);
+    let call = instance.toolcell_tool_tool().call_call(&mut *store, args);
+    let returned = match tokio::time::timeout(limit + HOST_CALL_GRACE, call).await {
+        Ok(returned) => returned,
+        Err(_elapsed) => {
+            return Err(RunError::Timeout {
+                limit_ms: grant.limits.timeout_ms,
+            });
+        }
+    };
+    match returned {
+        Ok(Ok(text)) => {
+            if text.len() as u64 > grant.limits.max_output_bytes {
+                return Err(RunError::OutputTooLarge {
+                    bytes: text.len(),
+                    limit: grant.limits.max_output_bytes,
                 });
             }
-        };
-        match returned {
-            Ok(Ok(text)) => {
-                if text.len() as u64 > grant.limits.max_output_bytes {
-                    return Err(RunError::OutputTooLarge {
-                        bytes: text.len(),
-                        limit: grant.limits.max_output_bytes,
-                    });
-                }
-                serde_json::from_str(&text).map_err(|e| RunError::InvalidResult {
-                    message: e.to_string(),
-                })
+            serde_json::from_str(&text).map_err(|e| RunError::InvalidResult {
+                message: e.to_string(),
+            })
+        }
+        Ok(Err(error)) => {
+            let (kind, message) = match error {
+                GuestError::InvalidArgs(m) => (ToolErrorKind::InvalidArgs, m),
+                GuestError::NotFound(m) => (ToolErrorKind::NotFound, m),
+                GuestError::Denied(m) => (ToolErrorKind::Denied, m),
+                GuestError::Failed(m) => (ToolErrorKind::Failed, m),
+            };
+            Err(RunError::Tool { kind, message })
+        }
+        Err(error) => {
+            if store.data().limiter.reached {
+                return Err(RunError::MemoryLimit {
+                    limit_mb: grant.limits.memory_mb,
+                });
             }
-            Ok(Err(error)) => {
-                let (kind, message) = match error {
-                    GuestError::InvalidArgs(m) => (ToolErrorKind::InvalidArgs, m),
-                    GuestError::NotFound(m) => (ToolErrorKind::NotFound, m),
-                    GuestError::Denied(m) => (ToolErrorKind::Denied, m),
-                    GuestError::Failed(m) => (ToolErrorKind::Failed, m),
-                };
-                Err(RunError::Tool { kind, message })
-            }
-            Err(error) => {
-                if store.data().limiter.reached {
-                    return Err(RunError::MemoryLimit {
-                        limit_mb: grant.limits.memory_mb,
-                    });
-                }
-                match error.downcast_ref::<Trap>() {
-                    Some(Trap::Interrupt) => Err(RunError::Timeout {
-                        limit_ms: grant.limits.timeout_ms,
-                    }),
-                    Some(trap) => Err(RunError::Trap {
-                        message: trap.to_string(),
-                    }),
-                    None => Err(RunError::Trap {
-                        message: format!("{error:#}"),
-                    }),
-                }
+            match error.downcast_ref::<Trap>() {
+                Some(Trap::Interrupt) => Err(RunError::Timeout {
+                    limit_ms: grant.limits.timeout_ms,
+                }),
+                Some(trap) => Err(RunError::Trap {
+                    message: trap.to_string(),
+                }),
+                None => Err(RunError::Trap {
+                    message: format!("{error:#}"),
+                }),
             }
         }
     }

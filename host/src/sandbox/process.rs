@@ -59,6 +59,11 @@ pub struct Resolved {
 }
 
 impl ProcessPolicy {
+    /// Starts the tool's clock: programs it runs must end by `deadline`.
+    pub fn start_clock(&mut self, deadline: Instant) {
+        self.deadline = deadline;
+    }
+
     pub fn new(tool: &str, programs: Vec<String>, roots: Vec<Preopen>, deadline: Instant) -> Self {
         Self {
             tool: tool.to_string(),

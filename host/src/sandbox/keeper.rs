@@ -1,0 +1,249 @@
+//! Cells made ready before their call and put away after it, on a thread
+//! of their own.
+//!
+//! Around a call's own work the host builds its cell (the preopened
+//! folders, a store, a fresh instance) and tears it down after (the pool
+//! slot's memory reset): for a small read that is as much time as the work
+//! itself (BENCHMARKS.md, "MCP latency"). A long-lived process that serves
+//! many calls (`toolcell mcp`) does both between calls instead, on the
+//! keeper's thread: after each call the keeper drops the used store and
+//! builds a *spare* cell for the same tool and grant — instantiated, never
+//! called. The next call of that tool takes the spare, or builds its own
+//! when there is none (yet).
+//!
+//! Every call still runs in an instance nothing ran in before, with what
+//! its grant gives at the time of the call:
+//!
+//! - a spare is used once, by one call of the tool and grant it was built
+//!   for (a different grant — a changed config — never matches);
+//! - a spare whose preopened folders are no longer the folders at their
+//!   paths (a root deleted and created again, or renamed) is thrown away;
+//! - the call's clocks (its deadline, the epoch budget) start when it
+//!   takes the spare, not when the spare was built.
+
+use super::bindings::{CommandTool, CommandToolPre};
+use super::cell::CellState;
+use super::output::CappedOutput;
+use crate::grant::ToolGrant;
+use std::os::unix::fs::MetadataExt;
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use wasmtime::{Engine, Store};
+
+/// Spares kept at once: one per tool in use, for the few tools a session
+/// calls in turn. Each holds a pool slot (64 in all) and its open folders.
+const MAX_SPARES: usize = 4;
+/// Jobs waiting for the keeper. When it falls behind, calls drop their
+/// used store themselves rather than letting used slots pile up.
+const BACKLOG: usize = 8;
+/// Output a cell keeps of what its tool prints (see [`super::CAPTURE_CAP`]).
+const CAPTURE_CAP: usize = super::CAPTURE_CAP;
+
+/// A cell ready for one call: its store, the instance in it, and the
+/// captured output.
+pub(super) struct Cell {
+    pub store: Store<CellState>,
+    pub instance: CommandTool,
+    pub stdout: CappedOutput,
+    pub stderr: CappedOutput,
+}
+
+impl Cell {
+    /// Builds a cell for one call of `tool` (`pre`) under `grant` and
+    /// instantiates the tool in it.
+    pub async fn build(
+        engine: &Engine,
+        pre: &CommandToolPre<CellState>,
+        grant: &ToolGrant,
+    ) -> anyhow::Result<Self> {
+        let stdout = CappedOutput::new(CAPTURE_CAP);
+        let stderr = CappedOutput::new(CAPTURE_CAP);
+        let state = CellState::new(grant, stdout.clone(), stderr.clone())?;
+        let mut store = Store::new(engine, state);
+        store.limiter(|state| &mut state.limiter);
+        // Instantiating runs the component's start functions, if any:
+        // under the same budget as a call. The call starts its own.
+        super::start_budget(&mut store, grant);
+        let instance = pre.instantiate_async(&mut store).await?;
+        Ok(Self {
+            store,
+            instance,
+            stdout,
+            stderr,
+        })
+    }
+}
+
+/// The identity of a folder: which one it is, whatever its path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FolderId {
+    dev: u64,
+    ino: u64,
+}
+
+impl FolderId {
+    fn of(path: &std::path::Path) -> Option<Self> {
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Self {
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+}
+
+/// A cell built ahead for one tool and grant.
+struct Spare {
+    tool: u64,
+    grant: ToolGrant,
+    /// The preopened folders, as found at their paths before and after
+    /// they were opened.
+    folders: Vec<FolderId>,
+    cell: Cell,
+}
+
+/// What the keeper is asked to do after a call.
+struct AfterCall {
+    used: Store<CellState>,
+    tool: u64,
+    pre: CommandToolPre<CellState>,
+    grant: ToolGrant,
+}
+
+/// The keeper: its thread, the jobs it is given and the spares it made.
+pub(super) struct Keeper {
+    jobs: SyncSender<AfterCall>,
+    spares: Arc<Mutex<Vec<Spare>>>,
+}
+
+impl Keeper {
+    /// Starts the keeper's thread for cells on `engine`.
+    pub fn start(engine: Engine) -> std::io::Result<Self> {
+        let (jobs, inbox) = std::sync::mpsc::sync_channel(BACKLOG);
+        let spares = Arc::new(Mutex::new(Vec::new()));
+        let shelf = spares.clone();
+        std::thread::Builder::new()
+            .name("toolcell-keeper".into())
+            .spawn(move || keep(&engine, &inbox, &shelf))?;
+        Ok(Self { jobs, spares })
+    }
+
+    /// The spare built for `tool` under `grant`, if there is one whose
+    /// folders are still the folders at their paths.
+    pub fn take(&self, tool: u64, grant: &ToolGrant) -> Option<Cell> {
+        let spare = {
+            let mut spares = lock(&self.spares);
+            let at = spares
+                .iter()
+                .position(|s| s.tool == tool && s.grant == *grant)?;
+            spares.swap_remove(at)
+        };
+        if current_folders(grant).is_some_and(|now| now == spare.folders) {
+            Some(spare.cell)
+        } else {
+            // Built for folders that have since been replaced: the call
+            // builds its own cell on the folders there now.
+            None
+        }
+    }
+
+    /// Hands the keeper a used store to drop and asks for a spare for the
+    /// next call of the same tool and grant. If the keeper is behind, the
+    /// store is dropped here.
+    pub fn after_call(
+        &self,
+        used: Store<CellState>,
+        tool: u64,
+        pre: &CommandToolPre<CellState>,
+        grant: &ToolGrant,
+    ) {
+        let job = AfterCall {
+            used,
+            tool,
+            pre: pre.clone(),
+            grant: grant.clone(),
+        };
+        match self.jobs.try_send(job) {
+            Ok(()) => {}
+            Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => drop(job),
+        }
+    }
+}
+
+fn lock(spares: &Mutex<Vec<Spare>>) -> std::sync::MutexGuard<'_, Vec<Spare>> {
+    spares.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// The identities of the grant's preopened folders now, or `None` if one
+/// cannot be read.
+fn current_folders(grant: &ToolGrant) -> Option<Vec<FolderId>> {
+    grant
+        .preopens
+        .iter()
+        .map(|preopen| FolderId::of(&preopen.host))
+        .collect()
+}
+
+/// The keeper's thread: for each finished call, build the spare for the
+/// next one unless there is one already, then drop the used store (the
+/// spare first: the next call may be on its way).
+fn keep(engine: &Engine, inbox: &Receiver<AfterCall>, spares: &Mutex<Vec<Spare>>) {
+    // Instantiation is async (the tools' imports are); nothing it awaits
+    // needs more than a runtime on this thread.
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    else {
+        tracing::warn!("the cell keeper cannot start; calls build their own cells");
+        return;
+    };
+    while let Ok(job) = inbox.recv() {
+        let AfterCall {
+            used,
+            tool,
+            pre,
+            grant,
+        } = job;
+        make_spare(engine, &runtime, spares, tool, &pre, grant);
+        drop(used);
+    }
+}
+
+/// Builds a spare for `tool` under `grant` and shelves it, unless one is
+/// there already or the folders changed while it was built.
+fn make_spare(
+    engine: &Engine,
+    runtime: &tokio::runtime::Runtime,
+    spares: &Mutex<Vec<Spare>>,
+    tool: u64,
+    pre: &CommandToolPre<CellState>,
+    grant: ToolGrant,
+) {
+    let wanted = |s: &Spare| s.tool == tool && s.grant == grant;
+    if lock(spares).iter().any(wanted) {
+        return;
+    }
+    // The folders are looked at before and after they are opened: a
+    // spare is kept only if the same folders were there throughout.
+    let Some(before) = current_folders(&grant) else {
+        return;
+    };
+    let Ok(cell) = runtime.block_on(Cell::build(engine, pre, &grant)) else {
+        // The call that needs it will build its own and report why.
+        return;
+    };
+    if current_folders(&grant).as_ref() != Some(&before) {
+        return;
+    }
+    let spare = Spare {
+        tool,
+        grant,
+        folders: before,
+        cell,
+    };
+    let evicted = {
+        let mut spares = lock(spares);
+        spares.push(spare);
+        (spares.len() > MAX_SPARES).then(|| spares.remove(0))
+    };
+    drop(evicted);
+}
