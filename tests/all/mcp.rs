@@ -242,6 +242,62 @@ fn an_mcp_client_lists_and_calls_the_tools_in_their_cells() {
 }
 
 #[test]
+fn every_call_runs_in_an_instance_of_its_own_with_cells_built_ahead() {
+    // `toolcell mcp` builds each tool's next cell while the answer travels;
+    // none may serve two calls, even after a trap or a timeout.
+    let ws = Workspace::new();
+    ws.install_probe();
+    let mut mcp = Session::start(&ws, &["--approve", "probe"]);
+    let count = |mcp: &mut Session, when: &str| {
+        let counted = mcp.call("probe", json!({"action": "count"}));
+        assert_eq!(counted["isError"], false, "{when}: {counted}");
+        assert_eq!(
+            counted["structuredContent"]["calls"], 1,
+            "{when}: an instance served a second call: {counted}"
+        );
+    };
+    for round in 0..20 {
+        count(&mut mcp, &format!("call {round}"));
+    }
+    let trapped = mcp.call("probe", json!({"action": "trap"}));
+    assert_eq!(trapped["isError"], true, "{trapped}");
+    count(&mut mcp, "after a trap");
+    let looped = mcp.call("probe", json!({"action": "loop"}));
+    assert!(text(&looped).contains("time limit"), "{looped}");
+    count(&mut mcp, "after a timeout");
+    mcp.close();
+}
+
+#[test]
+fn a_root_replaced_between_calls_is_seen_as_it_is_now() {
+    // A cell built ahead holds its folders open: if the folder at a root's
+    // path is replaced in the meantime, the call must see the new one.
+    let ws = Workspace::new();
+    ws.write("toolcell.toml", "[[roots]]\npath = \"data\"\n");
+    ws.write("data/a.txt", "old text\n");
+    let mut mcp = Session::start(&ws, &[]);
+    for _ in 0..5 {
+        let read = mcp.call("read_file", json!({"path": "a.txt"}));
+        assert!(text(&read).contains("old text"), "{read}");
+    }
+    // The spare for the next read is built within microseconds of the
+    // last answer; it is surely there by now.
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::rename(ws.root.join("data"), ws.root.join("data.old")).unwrap();
+    ws.write("data/a.txt", "new text\n");
+    let read = mcp.call("read_file", json!({"path": "a.txt"}));
+    assert!(
+        text(&read).contains("new text"),
+        "the replaced folder: {read}"
+    );
+    std::fs::remove_dir_all(ws.root.join("data")).unwrap();
+    let gone = mcp.call("read_file", json!({"path": "a.txt"}));
+    assert_eq!(gone["isError"], true, "the root is gone: {gone}");
+    assert!(!text(&gone).contains("text\\n"), "{gone}");
+    mcp.close();
+}
+
+#[test]
 fn reads_answered_before_a_sigterm_are_all_recorded() {
     // Read-only calls are recorded after they answer, in batches: a client
     // stopping the server with SIGTERM right after the last answer must

@@ -48,6 +48,7 @@ impl TestDaemon {
             sandbox: SandboxOptions {
                 cache_dir: Some(ws.cache.clone()),
                 allocation: Allocation::OnDemand,
+                ready_ahead: false,
             },
             user_tools: None,
         };
