@@ -22,24 +22,24 @@
 //!
 //! - a `ping` round trip on each connection: the transport and the MCP
 //!   SDK's dispatch with no work, the floor under any call;
+//! - the server's own time per call, as it reports it in the answer's
+//!   `_meta` (validation, policy, the cell, the call, the result);
 //! - in process, with the library: `Dispatcher::call` (validation, policy,
-//!   instantiation, the call; no transport, no store), and the whole of what
-//!   the MCP server does per call (`ToolRunner` with a run recorded in a
-//!   `Store`, as `mcp::server::ToolServer::call` does), which shows the
-//!   store's share; and that again as a task spawned on a 2-worker runtime
-//!   (how rmcp runs each request in `toolcell mcp`), which shows the cost
-//!   of the hand-off to a worker thread.
+//!   instantiation, the call; no transport, no store), once building each
+//!   cell in the call and once with cells built ahead (as `toolcell mcp`
+//!   does), and a call through `ToolRunner` with its run recorded in a
+//!   `Store` as it goes (how a call that may change something is recorded;
+//!   a read-only one is recorded after its answer, off the path).
 //!
 //! The client's own part, parsing the answer (larger from toolcell: its
 //! text is the JSON result, the file escaped inside it), is measured too.
 //!
-//! Subtracting: call − ping ≈ server-side work; runner+store − dispatcher ≈
-//! the store; call − ping − spawned runner+store ≈ what the server adds
-//! around the work (serialising the 4 KB answer twice, once as JSON text in
-//! a JSON string, the response's own trip through rmcp's channels).
+//! Subtracting: call − server side ≈ the transport, the MCP SDK and the
+//! answer's serialisation; runner+store − dispatcher ≈ the store.
 //!
-//! The run is sequential, not interleaved: the machines are noisy, so run
-//! it twice and compare ratios within one run.
+//! The machines are noisy: the two servers are measured in [`ROUNDS`]
+//! alternating rounds of [`CALLS`] calls each, and each percentile is the
+//! median of the rounds' (with the range of the p50s).
 
 #[path = "../../tests/support/mcp_peers.rs"]
 mod mcp_peers;
@@ -50,7 +50,6 @@ use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolcell::agent::view::Silent;
@@ -64,8 +63,12 @@ use toolcell::registry::Registry;
 use toolcell::sandbox::{Allocation, SandboxOptions};
 use toolcell::store::{RunStatus, Store};
 
-/// Measured calls per case, sequential on one connection (the count).
+/// Measured calls per case and round, sequential on one connection (the
+/// issue's count).
 const CALLS: usize = 1_000;
+/// Rounds of [`CALLS`] per server, alternating between the servers so that
+/// both see the same spells of noise.
+const ROUNDS: usize = 5;
 /// Unmeasured calls first: the component compiles (or loads from the cache)
 /// on toolcell's first call, and Node's JIT warms up on the reference's.
 const WARMUP: usize = 100;
@@ -76,6 +79,9 @@ const MARKER: &str = "toolcell-mcp-bench-marker-5e1d";
 /// The client's read buffer: a whole answer (about 9 KB) in one read, as a
 /// pipe delivers it (the 8 KiB default would take two).
 const READ_BUFFER: usize = 64 << 10;
+/// A pause between in-process calls with cells built ahead: about what an
+/// answer and the next request take on the wire.
+const WIRE_GAP: Duration = Duration::from_micros(100);
 /// The protocol version the client asks for.
 const PROTOCOL: &str = "2025-06-18";
 
@@ -99,15 +105,6 @@ fn main() {
     );
     let toolcell_call = call_line("read_file", json!({"path": "file.txt"}));
     toolcell.warm_up(&toolcell_call);
-    let toolcell_calls = toolcell.calls(&toolcell_call);
-    let toolcell_server_side = std::mem::take(&mut toolcell.server_side);
-    assert_eq!(
-        toolcell_server_side.len(),
-        CALLS,
-        "every answer says its server-side time"
-    );
-    let (toolcell_bytes, toolcell_parse) = toolcell.parse_cost();
-    let toolcell_pings = toolcell.pings();
 
     // 2. The reference server.
     let script = mcp_peers::node_modules()
@@ -126,7 +123,21 @@ fn main() {
         json!({"path": workspace.join("file.txt").display().to_string()}),
     );
     reference.warm_up(&reference_call);
-    let reference_calls = reference.calls(&reference_call);
+
+    let mut toolcell_rounds = Vec::new();
+    let mut reference_rounds = Vec::new();
+    for _ in 0..ROUNDS {
+        toolcell_rounds.push(Stats::of(toolcell.calls(&toolcell_call)));
+        reference_rounds.push(Stats::of(reference.calls(&reference_call)));
+    }
+    let toolcell_server_side = std::mem::take(&mut toolcell.server_side);
+    assert_eq!(
+        toolcell_server_side.len(),
+        ROUNDS * CALLS,
+        "every answer says its server-side time"
+    );
+    let (toolcell_bytes, toolcell_parse) = toolcell.parse_cost();
+    let toolcell_pings = toolcell.pings();
     let (reference_bytes, reference_parse) = reference.parse_cost();
     let reference_pings = reference.pings();
     drop(toolcell);
@@ -136,14 +147,14 @@ fn main() {
     let local = in_process(&workspace, &cache, &base.join("state"));
 
     println!(
-        "MCP stdio, read_file of a {FILE_SIZE}-byte file: {CALLS} sequential calls per case on one connection, after {WARMUP} warm-up calls\n"
+        "MCP stdio, read_file of a {FILE_SIZE}-byte file: {ROUNDS} rounds of {CALLS} sequential calls per server on one connection, after {WARMUP} warm-up calls\n"
     );
     println!(
         "{:<58} {:>9} {:>9} {:>9} {:>9}",
         "case (µs)", "p50", "p90", "p99", "max"
     );
-    let toolcell_stats = Stats::of(toolcell_calls);
-    let reference_stats = Stats::of(reference_calls);
+    let toolcell_stats = Stats::median_of(&toolcell_rounds);
+    let reference_stats = Stats::median_of(&reference_rounds);
     for (label, stats) in [
         ("toolcell mcp, tools/call read_file", &toolcell_stats),
         (
@@ -172,12 +183,12 @@ fn main() {
             &Stats::of(local.dispatcher),
         ),
         (
-            "in process: ToolRunner + run recorded in Store",
-            &Stats::of(local.recorded),
+            "in process: the same, cells built ahead (as the server)",
+            &Stats::of(local.dispatcher_ahead),
         ),
         (
-            "in process: the same, spawned on 2 workers (as the server)",
-            &Stats::of(local.recorded_spawned),
+            "in process: ToolRunner + run recorded in Store as it goes",
+            &Stats::of(local.recorded),
         ),
     ] {
         println!(
@@ -188,9 +199,19 @@ fn main() {
             micros(stats.max)
         );
     }
+    let p50_range = |rounds: &[Stats]| {
+        let p50s = rounds.iter().map(|r| micros(r.p50));
+        let (low, high) = p50s.fold((f64::MAX, 0f64), |(l, h), v| (l.min(v), h.max(v)));
+        format!("{low:.1}–{high:.1}")
+    };
+    println!(
+        "\np50 over the {ROUNDS} rounds: toolcell {} µs, server-filesystem {} µs",
+        p50_range(&toolcell_rounds),
+        p50_range(&reference_rounds)
+    );
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
     println!(
-        "\nratio toolcell / server-filesystem: p50 {:.2}x, p99 {:.2}x",
+        "ratio toolcell / server-filesystem: p50 {:.2}x, p99 {:.2}x",
         ratio(toolcell_stats.p50, reference_stats.p50),
         ratio(toolcell_stats.p99, reference_stats.p99)
     );
@@ -322,10 +343,11 @@ impl Client {
         for _ in 0..WARMUP {
             self.timed_call(params);
         }
+        self.server_side.clear();
     }
 
+    /// [`CALLS`] timed calls (their server-side times are kept too).
     fn calls(&mut self, params: &Value) -> Vec<Duration> {
-        self.server_side.clear();
         (0..CALLS).map(|_| self.timed_call(params)).collect()
     }
 
@@ -378,41 +400,40 @@ fn check(result: &Value) {
 
 /// The in-process figures, each [`CALLS`] after [`WARMUP`].
 struct InProcess {
-    /// `Dispatcher::call` on a current-thread runtime.
+    /// `Dispatcher::call` on a current-thread runtime, each cell built in
+    /// the call.
     dispatcher: Vec<Duration>,
-    /// What `ToolServer::call` does, on a current-thread runtime.
+    /// The same with cells built ahead by the sandbox's keeper.
+    dispatcher_ahead: Vec<Duration>,
+    /// A call through `ToolRunner` with its run recorded as it goes.
     recorded: Vec<Duration>,
-    /// The same, spawned as a task on a 2-worker runtime and awaited from
-    /// outside it, as rmcp runs each request in `toolcell mcp`.
-    recorded_spawned: Vec<Duration>,
 }
 
 fn in_process(workspace: &Path, cache: &Path, state: &Path) -> InProcess {
-    let config = WorkspaceConfig::default_for(workspace).unwrap();
-    let registry = Registry::load(None, &config.workspace_tools_dir());
-    let options = SandboxOptions {
-        // Where the server keeps them (`TOOLCELL_CACHE_DIR/components`).
-        cache_dir: Some(cache.join("components")),
-        allocation: Allocation::Pooling,
-        ready_ahead: false,
+    let dispatcher_with = |ready_ahead| {
+        let config = WorkspaceConfig::default_for(workspace).unwrap();
+        let registry = Registry::load(None, &config.workspace_tools_dir());
+        let options = SandboxOptions {
+            // Where the server keeps them (`TOOLCELL_CACHE_DIR/components`).
+            cache_dir: Some(cache.join("components")),
+            allocation: Allocation::Pooling,
+            ready_ahead,
+        };
+        Dispatcher::new(config, registry, options).unwrap()
     };
-    let dispatcher = Arc::new(Dispatcher::new(config, registry, options).unwrap());
+    let dispatcher = dispatcher_with(false);
+    let dispatcher_ahead = dispatcher_with(true);
     // What the server is granted with `--approve read_file`.
-    let approver = Arc::new(StandingApprovals {
+    let approver = StandingApprovals {
         all: false,
         tools: ["read_file".to_string()].into_iter().collect(),
         ask: None,
         grant_hint: "--approve {tool}",
-    });
-    let store = Arc::new(Store::open(state).unwrap());
-    let args = Arc::new(json!({"path": "file.txt"}));
-    let current = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    };
+    let store = Store::open(state).unwrap();
+    let args = json!({"path": "file.txt"});
     // As `toolcell mcp` builds its runtime (host/src/cli/mcp.rs).
-    let workers = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+    let current = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .unwrap();
@@ -423,47 +444,31 @@ fn in_process(workspace: &Path, cache: &Path, state: &Path) -> InProcess {
             .skip(WARMUP)
             .collect::<Vec<_>>()
     };
-    let dispatcher_samples = measure(&mut |_| {
+    let direct = |dispatcher: &Dispatcher| {
         let start = Instant::now();
-        let outcome = current.block_on(dispatcher.call("read_file", &args, approver.as_ref()));
+        let outcome = current.block_on(dispatcher.call("read_file", &args, &approver));
         let elapsed = start.elapsed();
         check_value(outcome.result.as_ref().unwrap());
         elapsed
+    };
+    let dispatcher_samples = measure(&mut |_| direct(&dispatcher));
+    let ahead_samples = measure(&mut |_| {
+        // The time an answer and the next request spend on the wire, in
+        // which the keeper readies the next cell.
+        std::thread::sleep(WIRE_GAP);
+        direct(&dispatcher_ahead)
     });
     let recorded_samples = measure(&mut |n| {
         let start = Instant::now();
-        let text = current.block_on(recorded_call(
-            &dispatcher,
-            &store,
-            approver.as_ref(),
-            n,
-            &args,
-        ));
-        let elapsed = start.elapsed();
-        assert!(text.contains(MARKER), "{text}");
-        elapsed
-    });
-    let spawned_samples = measure(&mut |n| {
-        let (dispatcher, store, approver, args) = (
-            dispatcher.clone(),
-            store.clone(),
-            approver.clone(),
-            args.clone(),
-        );
-        let start = Instant::now();
-        let text = workers
-            .block_on(workers.spawn(async move {
-                recorded_call(&dispatcher, &store, approver.as_ref(), n, &args).await
-            }))
-            .unwrap();
+        let text = current.block_on(recorded_call(&dispatcher, &store, &approver, n, &args));
         let elapsed = start.elapsed();
         assert!(text.contains(MARKER), "{text}");
         elapsed
     });
     InProcess {
         dispatcher: dispatcher_samples,
+        dispatcher_ahead: ahead_samples,
         recorded: recorded_samples,
-        recorded_spawned: spawned_samples,
     }
 }
 
@@ -524,6 +529,21 @@ struct Stats {
 }
 
 impl Stats {
+    /// Each percentile the median of the rounds' (max: the largest).
+    fn median_of(rounds: &[Stats]) -> Self {
+        let median = |pick: fn(&Stats) -> Duration| {
+            let mut values: Vec<Duration> = rounds.iter().map(pick).collect();
+            values.sort();
+            values[values.len() / 2]
+        };
+        Self {
+            p50: median(|r| r.p50),
+            p90: median(|r| r.p90),
+            p99: median(|r| r.p99),
+            max: rounds.iter().map(|r| r.max).max().unwrap_or_default(),
+        }
+    }
+
     fn of(mut samples: Vec<Duration>) -> Self {
         samples.sort();
         let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
