@@ -120,7 +120,6 @@ fn main() {
             let dispatcher = Dispatcher::new(config, registry, options).unwrap();
             Setup {
                 allocation,
-                ready_ahead: false,
                 sandbox,
                 noop,
                 probe,

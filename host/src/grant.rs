@@ -47,7 +47,9 @@ pub struct ToolGrant {
     pub approval: ApprovalMode,
     pub approval_source: ApprovalSource,
     pub preopens: Vec<Preopen>,
-    /// Names of environment variables passed in (their values are read at call time).
+    /// Names of environment variables passed in (their values are read when
+    /// the cell is built: at the call, or just before it for a cell built
+    /// ahead).
     pub env: Vec<String>,
     /// Host patterns reachable over wasi:http.
     pub network: Vec<String>,

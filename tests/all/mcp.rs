@@ -247,7 +247,9 @@ fn every_call_runs_in_an_instance_of_its_own_with_cells_built_ahead() {
     // none may serve two calls, even after a trap or a timeout.
     let ws = Workspace::new();
     ws.install_probe();
-    let mut mcp = Session::start(&ws, &["--approve", "probe"]);
+    // Cells are built ahead only for tools that run without asking.
+    ws.write("toolcell.toml", "[tools.probe]\napproval = \"auto\"\n");
+    let mut mcp = Session::start(&ws, &[]);
     let count = |mcp: &mut Session, when: &str| {
         let counted = mcp.call("probe", json!({"action": "count"}));
         assert_eq!(counted["isError"], false, "{when}: {counted}");
@@ -294,6 +296,36 @@ fn a_root_replaced_between_calls_is_seen_as_it_is_now() {
     let gone = mcp.call("read_file", json!({"path": "a.txt"}));
     assert_eq!(gone["isError"], true, "the root is gone: {gone}");
     assert!(!text(&gone).contains("text\\n"), "{gone}");
+    mcp.close();
+}
+
+#[test]
+fn a_named_pipe_in_the_workspace_is_refused_not_waited_on() {
+    // Opening a FIFO for reading waits for a writer, forever; with one
+    // thread per session that would freeze every call after it.
+    let ws = Workspace::new();
+    ws.write("a.txt", "plain words\n");
+    let pipe = std::ffi::CString::new(ws.root.join("pipe").to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(pipe.as_ptr(), 0o644) }, 0);
+    let mut mcp = Session::start(&ws, &["--approve", "replace_in_file"]);
+    let read = mcp.call("read_file", json!({"path": "pipe"}));
+    assert_eq!(read["isError"], true, "{read}");
+    assert!(text(&read).contains("not a regular file"), "{read}");
+    let found = mcp.call("search_files", json!({"path": ".", "query": "words"}));
+    assert_eq!(found["isError"], false, "{found}");
+    assert_eq!(found["structuredContent"]["matches"][0]["path"], "a.txt");
+    assert_eq!(
+        found["structuredContent"]["files_skipped"]["not_a_file"], 1,
+        "{found}"
+    );
+    let replaced = mcp.call(
+        "replace_in_file",
+        json!({"path": "pipe", "old_text": "a", "new_text": "b"}),
+    );
+    assert!(text(&replaced).contains("not a regular file"), "{replaced}");
+    let after = mcp.call("read_file", json!({"path": "a.txt"}));
+    assert!(text(&after).contains("plain words"), "{after}");
     mcp.close();
 }
 

@@ -1,15 +1,20 @@
 //! `toolcell mcp`: serves the workspace's tools over MCP on stdio (see
 //! [`crate::mcp::server`]). Stdout carries the protocol; logs go to stderr.
 
-use super::{EXIT_OK, open_dispatcher_for_many_calls};
+use super::{EXIT_INTERRUPTED, EXIT_OK, open_dispatcher_for_many_calls};
 use crate::approval::StandingApprovals;
 use crate::mcp::server::ToolServer;
+use crate::store::DeferredRecorder;
 use crate::store::Store;
 use anyhow::{Context, Result};
 use clap::Args;
 use rmcp::ServiceExt;
+use std::io::Read;
+use std::os::fd::IntoRawFd;
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
+use std::time::Duration;
 use tokio::signal::unix::{SignalKind, signal};
 
 #[derive(Debug, Args)]
@@ -34,14 +39,18 @@ pub fn run(config: &Option<PathBuf>, args: McpArgs) -> Result<i32> {
     // One thread runs the session: reading a request, the call and writing
     // the answer never hop between threads (a hand-off costs a wake-up of
     // tens of microseconds, a fifth of a call; BENCHMARKS.md "MCP latency").
-    // Calls still overlap: a tool yields at every epoch tick, and waiting
-    // (for the client's approval, an external server, a program) is async.
+    // Calls overlap where they wait asynchronously (the client's approval,
+    // an external server, a program, HTTP) and a computing tool yields at
+    // every epoch tick; a file operation or a store write holds the thread
+    // while it lasts, which is why a stop signal is also watched outside it.
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     runtime.block_on(async {
         let server = ToolServer::new(dispatcher, store, approver)
             .context("cannot start the recorder of MCP calls")?;
+        end_if_stuck_after_a_signal(Arc::downgrade(&server.recorder()))
+            .context("cannot watch for SIGTERM and SIGINT")?;
         let service = server
             .serve(rmcp::transport::io::stdio_pipes())
             .await
@@ -66,4 +75,47 @@ pub fn run(config: &Option<PathBuf>, args: McpArgs) -> Result<i32> {
         anyhow::Ok(())
     })?;
     Ok(EXIT_OK)
+}
+
+/// How long a SIGTERM or SIGINT waits for the session to end by itself.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Watches for SIGTERM and SIGINT on a thread of its own: normally the
+/// session ends at once (the runtime sees the signal too), but a call
+/// blocked in a file operation (a hung network mount) holds the session's
+/// one thread. If the process is still here [`STOP_GRACE`] after the
+/// signal, the queued records are written, the programs it started are
+/// stopped, and it exits.
+fn end_if_stuck_after_a_signal(recorder: Weak<DeferredRecorder>) -> Result<()> {
+    let (mut watch, ring) = UnixStream::pair()?;
+    let ring = ring.into_raw_fd();
+    for signal in [libc::SIGTERM, libc::SIGINT] {
+        // SAFETY: the action only calls write(2), which is
+        // async-signal-safe, on a descriptor kept open for the process's
+        // life; a full buffer (a second signal) is ignored.
+        unsafe {
+            signal_hook_registry::register(signal, move || {
+                let _ = libc::write(ring, [1u8].as_ptr().cast(), 1);
+            })
+        }?;
+    }
+    std::thread::Builder::new()
+        .name("toolcell-stop-watch".into())
+        .spawn(move || {
+            let mut byte = [0u8];
+            if watch.read_exact(&mut byte).is_ok() {
+                std::thread::sleep(STOP_GRACE);
+                eprintln!(
+                    "toolcell mcp: the session did not end within {STOP_GRACE:?} of the stop signal (a call is blocked); stopping now"
+                );
+                // Held weakly: a session that ends normally drops (and
+                // so flushes) the recorder itself.
+                if let Some(recorder) = recorder.upgrade() {
+                    recorder.flush();
+                }
+                crate::child::stop_all();
+                std::process::exit(EXIT_INTERRUPTED);
+            }
+        })?;
+    Ok(())
 }

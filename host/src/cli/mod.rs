@@ -174,8 +174,8 @@ fn open_dispatcher(config: &Option<PathBuf>) -> Result<Dispatcher> {
     open_dispatcher_with(config, sandbox_options())
 }
 
-/// A dispatcher for a process that serves many calls (`toolcell mcp`, a
-/// workflow): each tool's next cell is built ahead, between calls.
+/// A dispatcher for a process that serves many calls (`toolcell mcp`):
+/// each tool's next cell is built ahead, between calls.
 fn open_dispatcher_for_many_calls(config: &Option<PathBuf>) -> Result<Dispatcher> {
     let options = SandboxOptions {
         ready_ahead: true,

@@ -44,7 +44,7 @@ pub struct ToolServer {
     /// What was granted on the command line.
     pub approvals: Arc<StandingApprovals>,
     /// Writes the records of read-only calls after they have answered.
-    recorder: DeferredRecorder,
+    recorder: Arc<DeferredRecorder>,
     /// Numbers the calls, for their ids in the run records.
     calls: AtomicU64,
 }
@@ -56,12 +56,18 @@ impl ToolServer {
         approvals: Arc<StandingApprovals>,
     ) -> std::io::Result<Self> {
         Ok(Self {
-            recorder: DeferredRecorder::start(store.clone())?,
+            recorder: Arc::new(DeferredRecorder::start(store.clone())?),
             dispatcher,
             store,
             approvals,
             calls: AtomicU64::new(0),
         })
+    }
+
+    /// The recorder of read-only calls, for a shutdown that cannot wait for
+    /// the session to end.
+    pub fn recorder(&self) -> Arc<DeferredRecorder> {
+        self.recorder.clone()
     }
 
     /// The MCP definitions of the tools.

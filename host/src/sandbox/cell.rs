@@ -7,14 +7,16 @@
 //! refused except granted ones, and a memory
 //! limiter that remembers whether it said no.
 
+use super::bindings::{CommandTool, CommandToolPre};
 use super::network::NetworkPolicy;
 use super::output::CappedOutput;
 use super::process::ProcessPolicy;
+use super::{CAPTURE_CAP, HOST_CALL_GRACE, RunError, run_error, start_budget};
 use crate::grant::ToolGrant;
 use anyhow::{Context, Result};
 use std::time::{Duration, Instant};
-use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
+use wasmtime::{Engine, ResourceLimiter, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 use wasmtime_wasi_http::{WasiHttpCtx, WasiHttpCtxView, WasiHttpView};
 
@@ -135,5 +137,52 @@ impl WasiHttpView for CellState {
             table: &mut self.table,
             ctx: &mut self.http,
         }
+    }
+}
+
+/// A cell ready for one call: its store, the tool instantiated in it, and
+/// the tool's captured output.
+pub(super) struct Cell {
+    pub store: Store<CellState>,
+    pub instance: CommandTool,
+    pub stdout: CappedOutput,
+    pub stderr: CappedOutput,
+}
+
+impl Cell {
+    /// Builds a cell for one call of the tool `pre` under `grant` and
+    /// instantiates the tool in it. Instantiating runs the component's
+    /// start functions, if any, under the grant's limits: a failure is
+    /// classified like a call's ([`RunError`]).
+    pub async fn build(
+        engine: &Engine,
+        pre: &CommandToolPre<CellState>,
+        grant: &ToolGrant,
+    ) -> Result<Self, RunError> {
+        let stdout = CappedOutput::new(CAPTURE_CAP);
+        let stderr = CappedOutput::new(CAPTURE_CAP);
+        let state =
+            CellState::new(grant, stdout.clone(), stderr.clone()).map_err(RunError::Setup)?;
+        let mut store = Store::new(engine, state);
+        store.limiter(|state| &mut state.limiter);
+        start_budget(&mut store, grant);
+        let limit = Duration::from_millis(grant.limits.timeout_ms);
+        let instantiated =
+            tokio::time::timeout(limit + HOST_CALL_GRACE, pre.instantiate_async(&mut store)).await;
+        let instance = match instantiated {
+            Ok(Ok(instance)) => instance,
+            Ok(Err(error)) => return Err(run_error(&error, &store, grant)),
+            Err(_elapsed) => {
+                return Err(RunError::Timeout {
+                    limit_ms: grant.limits.timeout_ms,
+                });
+            }
+        };
+        Ok(Self {
+            store,
+            instance,
+            stdout,
+            stderr,
+        })
     }
 }

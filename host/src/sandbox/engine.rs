@@ -15,7 +15,9 @@ use wasmtime::{Config, Enabled, Engine, InstanceAllocationStrategy, PoolingAlloc
 pub const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// Instances the pooling allocator keeps slots for: calls run one at a time
-/// per agent or workflow, so a few dozen concurrent cells is ample.
+/// per agent or workflow, so a few dozen concurrent cells is ample; in
+/// `toolcell mcp` up to 24 more are the keeper's (spares built ahead, used
+/// stores waiting to be dropped; `keeper.rs`).
 const POOL_COMPONENT_INSTANCES: u32 = 64;
 /// Core instances per pool: a Rust tool is a handful of core modules, a
 /// Python one a few dozen.

@@ -6,79 +6,60 @@
 //! slot's memory reset): for a small read that is as much time as the work
 //! itself (BENCHMARKS.md, "MCP latency"). A long-lived process that serves
 //! many calls (`toolcell mcp`) does both between calls instead, on the
-//! keeper's thread: after each call the keeper drops the used store and
-//! builds a *spare* cell for the same tool and grant — instantiated, never
-//! called. The next call of that tool takes the spare, or builds its own
-//! when there is none (yet).
+//! keeper's thread: after each call the keeper builds a *spare* cell for
+//! the same tool and grant — instantiated, never called — then drops the
+//! used store. The next call of that tool takes the spare, or builds its
+//! own when there is none (yet).
 //!
 //! Every call still runs in an instance nothing ran in before, with what
 //! its grant gives at the time of the call:
 //!
 //! - a spare is used once, by one call of the tool and grant it was built
 //!   for (a different grant — a changed config — never matches);
+//! - spares are built only for tools that run without asking
+//!   ([`ApprovalMode::Auto`]) and run no programs: instantiating runs a
+//!   component's start functions, and nothing of a tool that needs
+//!   approval runs before its call is approved;
 //! - a spare whose preopened folders are no longer the folders at their
 //!   paths (a root deleted and created again, or renamed) is thrown away;
 //! - the call's clocks (its deadline, the epoch budget) start when it
 //!   takes the spare, not when the spare was built.
+//!
+//! What it holds: at most [`MAX_SPARES`] spares and [`BACKLOG`] used
+//! stores waiting, each a slot of the instance pool (see `engine`).
 
-use super::bindings::{CommandTool, CommandToolPre};
-use super::cell::CellState;
-use super::output::CappedOutput;
+use super::bindings::CommandToolPre;
+use super::cell::{Cell, CellState};
+use crate::approval::ApprovalMode;
 use crate::grant::ToolGrant;
 use std::os::unix::fs::MetadataExt;
-use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 use wasmtime::{Engine, Store};
 
-/// Spares kept at once: one per tool in use, for the few tools a session
-/// calls in turn. Each holds a pool slot (64 in all) and its open folders.
-const MAX_SPARES: usize = 4;
-/// Jobs waiting for the keeper. When it falls behind, calls drop their
-/// used store themselves rather than letting used slots pile up.
+/// Spares kept at once: one per tool in use. A session calls a handful of
+/// tools in turn (the built-in ones are about a dozen); each spare holds a
+/// pool slot (64 in all) and its open folders.
+const MAX_SPARES: usize = 16;
+/// Used stores waiting for the keeper. When it falls behind, calls drop
+/// their used store themselves rather than letting used slots pile up.
 const BACKLOG: usize = 8;
-/// Output a cell keeps of what its tool prints (see [`super::CAPTURE_CAP`]).
-const CAPTURE_CAP: usize = super::CAPTURE_CAP;
 
-/// A cell ready for one call: its store, the instance in it, and the
-/// captured output.
-pub(super) struct Cell {
-    pub store: Store<CellState>,
-    pub instance: CommandTool,
-    pub stdout: CappedOutput,
-    pub stderr: CappedOutput,
+/// Whether cells of a tool with `grant` may be built before its call.
+fn builds_ahead(grant: &ToolGrant) -> bool {
+    grant.approval == ApprovalMode::Auto && grant.process.is_empty()
 }
 
-impl Cell {
-    /// Builds a cell for one call of `tool` (`pre`) under `grant` and
-    /// instantiates the tool in it.
-    pub async fn build(
-        engine: &Engine,
-        pre: &CommandToolPre<CellState>,
-        grant: &ToolGrant,
-    ) -> anyhow::Result<Self> {
-        let stdout = CappedOutput::new(CAPTURE_CAP);
-        let stderr = CappedOutput::new(CAPTURE_CAP);
-        let state = CellState::new(grant, stdout.clone(), stderr.clone())?;
-        let mut store = Store::new(engine, state);
-        store.limiter(|state| &mut state.limiter);
-        // Instantiating runs the component's start functions, if any:
-        // under the same budget as a call. The call starts its own.
-        super::start_budget(&mut store, grant);
-        let instance = pre.instantiate_async(&mut store).await?;
-        Ok(Self {
-            store,
-            instance,
-            stdout,
-            stderr,
-        })
-    }
-}
-
-/// The identity of a folder: which one it is, whatever its path.
+/// The identity of a folder: which one it is, whatever its path. The birth
+/// time tells a folder created again apart from the one it replaced when
+/// the file system hands out the same inode number again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct FolderId {
     dev: u64,
     ino: u64,
+    born: Option<SystemTime>,
 }
 
 impl FolderId {
@@ -87,6 +68,7 @@ impl FolderId {
         Some(Self {
             dev: meta.dev(),
             ino: meta.ino(),
+            born: meta.created().ok(),
         })
     }
 }
@@ -101,18 +83,20 @@ struct Spare {
     cell: Cell,
 }
 
-/// What the keeper is asked to do after a call.
+/// What the keeper is asked to do after a call: drop its store, and build
+/// a spare for the next call of the tool when it may.
 struct AfterCall {
     used: Store<CellState>,
-    tool: u64,
-    pre: CommandToolPre<CellState>,
-    grant: ToolGrant,
+    next: Option<(u64, CommandToolPre<CellState>, ToolGrant)>,
 }
 
 /// The keeper: its thread, the jobs it is given and the spares it made.
 pub(super) struct Keeper {
     jobs: SyncSender<AfterCall>,
     spares: Arc<Mutex<Vec<Spare>>>,
+    /// Set when the sandbox is dropped: what is still queued is only
+    /// dropped, not built for.
+    closing: Arc<AtomicBool>,
 }
 
 impl Keeper {
@@ -120,16 +104,24 @@ impl Keeper {
     pub fn start(engine: Engine) -> std::io::Result<Self> {
         let (jobs, inbox) = std::sync::mpsc::sync_channel(BACKLOG);
         let spares = Arc::new(Mutex::new(Vec::new()));
-        let shelf = spares.clone();
+        let closing = Arc::new(AtomicBool::new(false));
+        let (shelf, closed) = (spares.clone(), closing.clone());
         std::thread::Builder::new()
             .name("toolcell-keeper".into())
-            .spawn(move || keep(&engine, &inbox, &shelf))?;
-        Ok(Self { jobs, spares })
+            .spawn(move || keep(&engine, &inbox, &shelf, &closed))?;
+        Ok(Self {
+            jobs,
+            spares,
+            closing,
+        })
     }
 
     /// The spare built for `tool` under `grant`, if there is one whose
     /// folders are still the folders at their paths.
     pub fn take(&self, tool: u64, grant: &ToolGrant) -> Option<Cell> {
+        if !builds_ahead(grant) {
+            return None;
+        }
         let spare = {
             let mut spares = lock(&self.spares);
             let at = spares
@@ -142,30 +134,38 @@ impl Keeper {
         } else {
             // Built for folders that have since been replaced: the call
             // builds its own cell on the folders there now.
+            self.after_call(spare.cell.store, None);
             None
         }
     }
 
-    /// Hands the keeper a used store to drop and asks for a spare for the
-    /// next call of the same tool and grant. If the keeper is behind, the
-    /// store is dropped here.
-    pub fn after_call(
+    /// Hands the keeper the used store of a call of `tool` (`pre`) under
+    /// `grant`, to drop, and asks for a spare for the tool's next call. If
+    /// the keeper is behind, the store is dropped here.
+    pub fn after_call_of(
         &self,
         used: Store<CellState>,
         tool: u64,
         pre: &CommandToolPre<CellState>,
         grant: &ToolGrant,
     ) {
-        let job = AfterCall {
-            used,
-            tool,
-            pre: pre.clone(),
-            grant: grant.clone(),
-        };
-        match self.jobs.try_send(job) {
-            Ok(()) => {}
-            Err(TrySendError::Full(job) | TrySendError::Disconnected(job)) => drop(job),
-        }
+        let next = builds_ahead(grant).then(|| (tool, pre.clone(), grant.clone()));
+        self.after_call(used, next);
+    }
+
+    fn after_call(
+        &self,
+        used: Store<CellState>,
+        next: Option<(u64, CommandToolPre<CellState>, ToolGrant)>,
+    ) {
+        // Full or gone: the job (and the store in it) is dropped here.
+        let _ = self.jobs.try_send(AfterCall { used, next });
+    }
+}
+
+impl Drop for Keeper {
+    fn drop(&mut self) {
+        self.closing.store(true, Ordering::Relaxed);
     }
 }
 
@@ -185,8 +185,14 @@ fn current_folders(grant: &ToolGrant) -> Option<Vec<FolderId>> {
 
 /// The keeper's thread: for each finished call, build the spare for the
 /// next one unless there is one already, then drop the used store (the
-/// spare first: the next call may be on its way).
-fn keep(engine: &Engine, inbox: &Receiver<AfterCall>, spares: &Mutex<Vec<Spare>>) {
+/// spare first: the next call may be on its way). Ends when the sandbox
+/// is dropped.
+fn keep(
+    engine: &Engine,
+    inbox: &Receiver<AfterCall>,
+    spares: &Mutex<Vec<Spare>>,
+    closing: &AtomicBool,
+) {
     // Instantiation is async (the tools' imports are); nothing it awaits
     // needs more than a runtime on this thread.
     let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
@@ -196,14 +202,12 @@ fn keep(engine: &Engine, inbox: &Receiver<AfterCall>, spares: &Mutex<Vec<Spare>>
         tracing::warn!("the cell keeper cannot start; calls build their own cells");
         return;
     };
-    while let Ok(job) = inbox.recv() {
-        let AfterCall {
-            used,
-            tool,
-            pre,
-            grant,
-        } = job;
-        make_spare(engine, &runtime, spares, tool, &pre, grant);
+    while let Ok(AfterCall { used, next }) = inbox.recv() {
+        if let Some((tool, pre, grant)) = next
+            && !closing.load(Ordering::Relaxed)
+        {
+            make_spare(engine, &runtime, spares, tool, &pre, grant);
+        }
         drop(used);
     }
 }
@@ -240,6 +244,7 @@ fn make_spare(
         folders: before,
         cell,
     };
+    // The spare least recently built goes when the shelf is full.
     let evicted = {
         let mut spares = lock(spares);
         spares.push(spare);

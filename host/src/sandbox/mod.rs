@@ -7,10 +7,13 @@
 //! - [`output`]: captured, capped stdout/stderr;
 //! - [`network`]: which hosts a cell may reach over wasi:http;
 //! - [`process`]: which programs a cell may run, and how;
-//! - [`bindings`]: the generated host side of `toolcell:tool`.
+//! - [`bindings`]: the generated host side of `toolcell:tool`;
+//! - `keeper`: with [`SandboxOptions::ready_ahead`], the next cell of a tool
+//!   built before its call and used ones torn down, on a thread of their own.
 //!
 //! A call never leaves anything behind: the store (memories, tables, open
-//! files) is dropped when the call ends, however it ends. A tool that traps,
+//! files) is dropped when the call ends, however it ends (by the keeper,
+//! just after, when there is one), and no instance serves a second call. A tool that traps,
 //! loops past its deadline or exhausts its memory yields a [`RunError`], and
 //! the next call starts from a clean instance like any other.
 
@@ -27,9 +30,10 @@ use crate::grant::ToolGrant;
 use anyhow::Result;
 use bindings::{CommandTool, CommandToolPre, GuestError};
 use cache::{CacheStatus, ComponentCache};
+use cell::Cell;
 use cell::CellState;
 pub use engine::Allocation;
-use keeper::{Cell, Keeper};
+use keeper::Keeper;
 use output::CapturedOutput;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -189,8 +193,8 @@ impl Sandbox {
                 let result = self.call_in(cell, tool, grant, args).await;
                 (result, stdout.captured(), stderr.captured())
             }
-            Err(e) => (
-                Err(RunError::Setup(e)),
+            Err(error) => (
+                Err(error),
                 CapturedOutput::default(),
                 CapturedOutput::default(),
             ),
@@ -215,7 +219,7 @@ impl Sandbox {
 
     /// A fresh cell for one call: the keeper's spare when it has one, else
     /// built now.
-    async fn cell_for(&self, tool: &PreparedTool, grant: &ToolGrant) -> Result<Cell> {
+    async fn cell_for(&self, tool: &PreparedTool, grant: &ToolGrant) -> Result<Cell, RunError> {
         if let Some(cell) = self.keeper.as_ref().and_then(|k| k.take(tool.id, grant)) {
             return Ok(cell);
         }
@@ -238,10 +242,32 @@ impl Sandbox {
         } = cell;
         let result = call_tool(&mut store, &instance, grant, args).await;
         match &self.keeper {
-            Some(keeper) => keeper.after_call(store, tool.id, &tool.pre, grant),
+            Some(keeper) => keeper.after_call_of(store, tool.id, &tool.pre, grant),
             None => drop(store),
         }
         result
+    }
+}
+
+/// What a trap or host error in `store`'s instance means for the caller:
+/// the memory limit (the limiter said no), the time limit (the epoch
+/// deadline), or a crash.
+fn run_error(error: &wasmtime::Error, store: &Store<CellState>, grant: &ToolGrant) -> RunError {
+    if store.data().limiter.reached {
+        return RunError::MemoryLimit {
+            limit_mb: grant.limits.memory_mb,
+        };
+    }
+    match error.downcast_ref::<Trap>() {
+        Some(Trap::Interrupt) => RunError::Timeout {
+            limit_ms: grant.limits.timeout_ms,
+        },
+        Some(trap) => RunError::Trap {
+            message: trap.to_string(),
+        },
+        None => RunError::Trap {
+            message: format!("{error:#}"),
+        },
     }
 }
 
@@ -249,7 +275,7 @@ impl Sandbox {
 /// call yields to the async runtime, so a cancelled caller (Ctrl-C, a
 /// workflow's timeout) can drop it at once, even while the guest spins;
 /// after the grant's timeout in ticks it traps.
-pub(super) fn start_budget(store: &mut Store<CellState>, grant: &ToolGrant) {
+fn start_budget(store: &mut Store<CellState>, grant: &ToolGrant) {
     let mut remaining = grant
         .limits
         .timeout_ms
@@ -305,24 +331,7 @@ async fn call_tool(
             };
             Err(RunError::Tool { kind, message })
         }
-        Err(error) => {
-            if store.data().limiter.reached {
-                return Err(RunError::MemoryLimit {
-                    limit_mb: grant.limits.memory_mb,
-                });
-            }
-            match error.downcast_ref::<Trap>() {
-                Some(Trap::Interrupt) => Err(RunError::Timeout {
-                    limit_ms: grant.limits.timeout_ms,
-                }),
-                Some(trap) => Err(RunError::Trap {
-                    message: trap.to_string(),
-                }),
-                None => Err(RunError::Trap {
-                    message: format!("{error:#}"),
-                }),
-            }
-        }
+        Err(error) => Err(run_error(&error, store, grant)),
     }
 }
 

@@ -21,10 +21,16 @@ use std::time::Duration;
 /// a few hundred microseconds a call, dozens of calls share one commit,
 /// and a record waits no longer than a blink.
 const GATHER: Duration = Duration::from_millis(20);
+/// Records queued at most: a writer starved that long (a saturated
+/// machine) makes the callers write, rather than hold results without end.
+const MAX_QUEUED: usize = 4096;
+/// The nice value of the writer: the lowest there is.
+const LOWEST_PRIORITY: libc::c_int = 19;
 
 /// Writes queued call runs to a [`Store`] in batches, on its own thread.
 pub struct DeferredRecorder {
     shared: Arc<Shared>,
+    store: Arc<Store>,
     writer: Option<JoinHandle<()>>,
 }
 
@@ -47,25 +53,53 @@ impl DeferredRecorder {
             arrived: Condvar::new(),
         });
         let writer = {
-            let shared = shared.clone();
+            let (shared, store) = (shared.clone(), store.clone());
             std::thread::Builder::new()
                 .name("toolcell-recorder".into())
                 .spawn(move || write_batches(&shared, &store))?
         };
         Ok(Self {
             shared,
+            store,
             writer: Some(writer),
         })
     }
 
-    /// Queues `run` to be written with the next batch.
+    /// Queues `run` to be written with the next batch. If the writer has
+    /// fallen that far behind, the caller writes the queue itself.
     pub fn record(&self, run: CallRun) {
         let mut queue = self.shared.lock();
         queue.runs.push(run);
+        if queue.runs.len() >= MAX_QUEUED {
+            let batch = std::mem::take(&mut queue.runs);
+            drop(queue);
+            write(&self.store, &batch);
+            return;
+        }
         // Only the first record of a batch wakes the writer: it collects
         // the others itself after [`GATHER`].
         if queue.runs.len() == 1 {
             self.shared.arrived.notify_one();
+        }
+    }
+
+    /// Writes what is queued now, on the calling thread: for a process
+    /// about to end without dropping the recorder.
+    pub fn flush(&self) {
+        let batch = std::mem::take(&mut self.shared.lock().runs);
+        write(&self.store, &batch);
+    }
+}
+
+/// Writes `batch` in one transaction; if that fails, each record on its
+/// own, so one bad record does not lose the others.
+fn write(store: &Store, batch: &[CallRun]) {
+    if batch.is_empty() || store.record_call_runs(batch).is_ok() {
+        return;
+    }
+    for run in batch {
+        if let Err(e) = store.record_call_runs(std::slice::from_ref(run)) {
+            tracing::warn!("cannot record the MCP call of `{}`: {e:#}", run.tool);
         }
     }
 }
@@ -83,17 +117,18 @@ impl Drop for DeferredRecorder {
     }
 }
 
-/// Puts the calling thread in the `SCHED_IDLE` class: it runs only on a
-/// core nothing else wants. A batch's commit (and the WAL's checkpoint,
-/// with its `fsync`) takes milliseconds; at normal priority it took a core
-/// from the server or its client for that long, the p99 of the calls. The
-/// records lose nothing by waiting: they are written before the process
-/// ends. Where the class is unavailable the thread stays as it is.
-fn run_only_when_idle() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: `sched_setscheduler` with pid 0 changes only the calling
-    // thread, and `param` is a valid, initialised struct.
-    let status = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
+/// Gives the calling thread the lowest priority (nice 19): the server and
+/// its client preempt it as soon as they wake. A batch's commit (and the
+/// WAL's checkpoint, with its `fsync`) takes milliseconds; at normal
+/// priority it took a core from the server or its client for that long, the
+/// p99 of the calls. Not `SCHED_IDLE`: the writer holds the store's lock
+/// while it commits, and a call that records as it goes (one that may
+/// change something) waits for that lock; at nice 19 the writer still gets
+/// its share of a busy machine. Where it cannot be lowered it stays as is.
+fn lower_priority() {
+    // SAFETY: on Linux `setpriority(PRIO_PROCESS, 0, …)` changes the nice
+    // value of the calling thread only; it takes no pointers.
+    let status = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, LOWEST_PRIORITY) };
     if status != 0 {
         tracing::debug!(
             "the recorder keeps its priority: {}",
@@ -110,7 +145,7 @@ impl Shared {
 
 /// The writer: waits for a record, lets others gather, writes them all.
 fn write_batches(shared: &Shared, store: &Store) {
-    run_only_when_idle();
+    lower_priority();
     loop {
         let closed = {
             let mut queue = shared.lock();
@@ -129,11 +164,7 @@ fn write_batches(shared: &Shared, store: &Store) {
             let mut queue = shared.lock();
             (std::mem::take(&mut queue.runs), queue.closed)
         };
-        if !batch.is_empty()
-            && let Err(e) = store.record_call_runs(&batch)
-        {
-            tracing::warn!("cannot record {} MCP call(s): {e:#}", batch.len());
-        }
+        write(store, &batch);
         if closed {
             return;
         }

@@ -57,6 +57,14 @@ impl Roots {
     }
 
     /// The size of the file at `path`.
+    /// What is at workspace-relative `path`: a file, a folder, or something
+    /// else. A FIFO must be told apart before it is opened: opening one
+    /// waits for a writer, forever.
+    pub fn kind(&self, path: &str) -> Result<DescriptorType, ErrorCode> {
+        let (dir, inside) = self.resolve(path).ok_or(ErrorCode::NoEntry)?;
+        Ok(dir.stat_at(self.follow, inside)?.type_)
+    }
+
     pub fn size(&self, path: &str) -> Result<u64, ErrorCode> {
         let (dir, inside) = self.resolve(path).ok_or(ErrorCode::NoEntry)?;
         Ok(dir.stat_at(self.follow, inside)?.size)
@@ -93,7 +101,8 @@ impl Roots {
     }
 
     /// Reads the file at workspace-relative `path` into `buffer` (cleared
-    /// first), up to `limit` bytes.
+    /// first), up to `limit` bytes. The caller makes sure it is a regular
+    /// file ([`Roots::kind`], or the type a folder listing gave).
     pub fn read(&self, path: &str, limit: u64, buffer: &mut Vec<u8>) -> Result<Read, ErrorCode> {
         buffer.clear();
         let (dir, inside) = self.resolve(path).ok_or(ErrorCode::NoEntry)?;

@@ -6,7 +6,7 @@ use toolcell_guest::descriptors::{Read, Roots};
 use toolcell_guest::error::wasi_error;
 use toolcell_guest::files::has_nul;
 use toolcell_guest::path::WorkspacePath;
-use wasi::filesystem::types::ErrorCode;
+use wasi::filesystem::types::{DescriptorType, ErrorCode};
 
 /// Lines returned when no range is given: enough for most source files,
 /// small enough to leave room in a local model's context.
@@ -50,6 +50,19 @@ fn read(args: Args) -> Result<FileText, ToolError> {
     // Open, read, close straight through wasi:filesystem: the fewest host
     // calls (see `toolcell_guest::descriptors`).
     let roots = Roots::following_symlinks();
+    match roots.kind(shown).map_err(|code| wasi_error(shown, code))? {
+        DescriptorType::RegularFile => {}
+        DescriptorType::Directory => {
+            return Err(ToolError::InvalidArgs(format!(
+                "`{shown}` is a directory: use list_directory to see what it holds"
+            )));
+        }
+        _ => {
+            return Err(ToolError::InvalidArgs(format!(
+                "`{shown}` is not a regular file (a named pipe, socket or device): read_file reads files only"
+            )));
+        }
+    }
     let mut bytes = Vec::new();
     let outcome = roots
         .read(shown, limit, &mut bytes)

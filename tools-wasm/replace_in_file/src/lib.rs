@@ -51,11 +51,19 @@ fn replace(args: Args) -> Result<Replaced, ToolError> {
             "old_text is empty: give the exact text to replace".into(),
         ));
     }
-    let mut file = std::fs::File::open(path.as_path()).map_err(|e| io_error(shown, &e))?;
-    let meta = file.metadata().map_err(|e| io_error(shown, &e))?;
-    if meta.is_dir() {
+    // Looked at before it is opened: opening a named pipe waits for a
+    // writer, forever.
+    let kind = std::fs::metadata(path.as_path()).map_err(|e| io_error(shown, &e))?;
+    if kind.is_dir() {
         return Err(ToolError::InvalidArgs(format!("`{shown}` is a directory")));
     }
+    if !kind.is_file() {
+        return Err(ToolError::InvalidArgs(format!(
+            "`{shown}` is not a regular file (a named pipe, socket or device)"
+        )));
+    }
+    let mut file = std::fs::File::open(path.as_path()).map_err(|e| io_error(shown, &e))?;
+    let meta = file.metadata().map_err(|e| io_error(shown, &e))?;
     if meta.len() > MAX_FILE_BYTES {
         return Err(ToolError::Denied(format!(
             "`{shown}` is {} bytes, over the {MAX_FILE_BYTES}-byte limit for editing",

@@ -273,6 +273,12 @@ fn search(args: Args) -> Result<Found, ToolError> {
             *found.files_skipped.entry("symlink").or_default() += 1;
             continue;
         }
+        if !file_type.is_file() {
+            // A named pipe, socket or device: opening a pipe would wait
+            // for a writer forever.
+            *found.files_skipped.entry("not_a_file").or_default() += 1;
+            continue;
+        }
         let relative = entry
             .path()
             .to_string_lossy()
