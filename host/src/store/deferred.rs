@@ -24,8 +24,6 @@ const GATHER: Duration = Duration::from_millis(20);
 /// Records queued at most: a writer starved that long (a saturated
 /// machine) makes the callers write, rather than hold results without end.
 const MAX_QUEUED: usize = 4096;
-/// The nice value of the writer: the lowest there is.
-const LOWEST_PRIORITY: libc::c_int = 19;
 
 /// Writes queued call runs to a [`Store`] in batches, on its own thread.
 pub struct DeferredRecorder {
@@ -117,18 +115,21 @@ impl Drop for DeferredRecorder {
     }
 }
 
-/// Gives the calling thread the lowest priority (nice 19): the server and
-/// its client preempt it as soon as they wake. A batch's commit (and the
-/// WAL's checkpoint, with its `fsync`) takes milliseconds; at normal
-/// priority it took a core from the server or its client for that long, the
-/// p99 of the calls. Not `SCHED_IDLE`: the writer holds the store's lock
-/// while it commits, and a call that records as it goes (one that may
-/// change something) waits for that lock; at nice 19 the writer still gets
-/// its share of a busy machine. Where it cannot be lowered it stays as is.
-fn lower_priority() {
-    // SAFETY: on Linux `setpriority(PRIO_PROCESS, 0, …)` changes the nice
-    // value of the calling thread only; it takes no pointers.
-    let status = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, LOWEST_PRIORITY) };
+/// Puts the calling thread in the `SCHED_IDLE` class: it runs only on a
+/// core nothing else wants. A batch's commit (and the WAL's checkpoint,
+/// with its `fsync`) takes milliseconds; at normal priority it took a core
+/// from the server or its client for that long, the p99 of the calls
+/// (measured: nice 19 is not enough, a thread that mostly sleeps is let in
+/// at once when it wakes; BENCHMARKS.md "MCP latency"). The cost: the
+/// writer holds the store's lock while it commits, so on a machine kept
+/// busy by other work a call that records as it goes (one that may change
+/// something) can wait for a commit that gets little CPU. Where the class
+/// is unavailable the thread stays as it is.
+fn run_only_when_idle() {
+    let param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: `sched_setscheduler` with pid 0 changes only the calling
+    // thread, and `param` is a valid, initialised struct.
+    let status = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
     if status != 0 {
         tracing::debug!(
             "the recorder keeps its priority: {}",
@@ -145,7 +146,7 @@ impl Shared {
 
 /// The writer: waits for a record, lets others gather, writes them all.
 fn write_batches(shared: &Shared, store: &Store) {
-    lower_priority();
+    run_only_when_idle();
     loop {
         let closed = {
             let mut queue = shared.lock();
