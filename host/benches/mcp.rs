@@ -58,7 +58,7 @@ use toolcell::calls::{Recording, ToolRunner};
 use toolcell::config::WorkspaceConfig;
 use toolcell::dispatch::Dispatcher;
 use toolcell::llm::ToolCall;
-use toolcell::mcp::server::SERVER_TIME_KEY;
+use toolcell::mcp::server::{BUILT_AHEAD_KEY, SERVER_TIME_KEY};
 use toolcell::registry::Registry;
 use toolcell::sandbox::{Allocation, SandboxOptions};
 use toolcell::store::{RunStatus, Store};
@@ -136,6 +136,7 @@ fn main() {
         ROUNDS * CALLS,
         "every answer says its server-side time"
     );
+    let toolcell_built_ahead = toolcell.built_ahead;
     let (toolcell_bytes, toolcell_parse) = toolcell.parse_cost();
     let toolcell_pings = toolcell.pings();
     let (reference_bytes, reference_parse) = reference.parse_cost();
@@ -209,6 +210,10 @@ fn main() {
         p50_range(&toolcell_rounds),
         p50_range(&reference_rounds)
     );
+    println!(
+        "toolcell calls run in a cell built ahead: {toolcell_built_ahead} of {}",
+        ROUNDS * CALLS
+    );
     let ratio = |a: Duration, b: Duration| a.as_secs_f64() / b.as_secs_f64();
     println!(
         "ratio toolcell / server-filesystem: p50 {:.2}x, p99 {:.2}x",
@@ -242,6 +247,8 @@ struct Client {
     next_id: u64,
     /// What the server said it spent on each timed call (toolcell only).
     server_side: Vec<Duration>,
+    /// Timed calls the server ran in a cell built ahead (toolcell only).
+    built_ahead: usize,
 }
 
 impl Drop for Client {
@@ -270,6 +277,7 @@ impl Client {
             line: String::new(),
             next_id: 0,
             server_side: Vec::new(),
+            built_ahead: 0,
         };
         let init = client.request(
             "initialize",
@@ -336,6 +344,9 @@ impl Client {
         if let Some(us) = result["_meta"][SERVER_TIME_KEY].as_u64() {
             self.server_side.push(Duration::from_micros(us));
         }
+        if result["_meta"][BUILT_AHEAD_KEY] == true {
+            self.built_ahead += 1;
+        }
         elapsed
     }
 
@@ -344,6 +355,7 @@ impl Client {
             self.timed_call(params);
         }
         self.server_side.clear();
+        self.built_ahead = 0;
     }
 
     /// [`CALLS`] timed calls (their server-side times are kept too).

@@ -38,6 +38,8 @@ pub struct CallResult {
     pub duration: Duration,
     /// The user chose to stop the whole run.
     pub quit: bool,
+    /// The call ran in a cell built before it (see `sandbox::keeper`).
+    pub built_ahead: bool,
     /// What the call replaced, for undo (successful file changes only).
     snapshot: Option<Snapshot>,
 }
@@ -59,6 +61,7 @@ impl CallResult {
             error_message: Some(message),
             duration: started.elapsed(),
             quit: false,
+            built_ahead: false,
             snapshot: None,
         }
     }
@@ -74,6 +77,7 @@ impl CallResult {
             error_message: None,
             duration: started.elapsed(),
             quit: false,
+            built_ahead: false,
             snapshot: None,
         }
     }
@@ -180,6 +184,7 @@ impl ToolRunner<'_> {
                 error_message: None,
                 duration: started.elapsed(),
                 quit: false,
+                built_ahead: outcome.built_ahead,
                 snapshot,
             },
             Err(error) => CallResult {

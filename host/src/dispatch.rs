@@ -71,6 +71,8 @@ impl CallError {
 #[derive(Debug)]
 pub struct CallOutcome {
     pub result: Result<Value, CallError>,
+    /// The call ran in a cell built before it (see `sandbox::keeper`).
+    pub built_ahead: bool,
     pub stdout: CapturedOutput,
     pub stderr: CapturedOutput,
     pub duration: Duration,
@@ -80,6 +82,7 @@ impl CallOutcome {
     fn refused(error: CallError, started: Instant) -> Self {
         Self {
             result: Err(error),
+            built_ahead: false,
             stdout: CapturedOutput::default(),
             stderr: CapturedOutput::default(),
             duration: started.elapsed(),
@@ -321,6 +324,7 @@ impl Dispatcher {
                     tool: name.into(),
                     error,
                 }),
+                built_ahead: false,
                 stdout: CapturedOutput::default(),
                 stderr: CapturedOutput::default(),
                 duration: started.elapsed(),
@@ -347,6 +351,7 @@ impl Dispatcher {
                 tool: name.into(),
                 error,
             }),
+            built_ahead: run.built_ahead,
             stdout: run.stdout,
             stderr: run.stderr,
             duration: started.elapsed(),

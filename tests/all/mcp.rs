@@ -257,10 +257,19 @@ fn every_call_runs_in_an_instance_of_its_own_with_cells_built_ahead() {
             counted["structuredContent"]["calls"], 1,
             "{when}: an instance served a second call: {counted}"
         );
+        counted["_meta"]["dev.toolcell/built_ahead"] == true
     };
+    let mut built_ahead = 0;
     for round in 0..20 {
-        count(&mut mcp, &format!("call {round}"));
+        // Time for the keeper to ready the next cell (it takes well under
+        // a millisecond), so that these calls do run in spares.
+        std::thread::sleep(Duration::from_millis(50));
+        built_ahead += usize::from(count(&mut mcp, &format!("call {round}")));
     }
+    assert!(
+        built_ahead >= 10,
+        "most calls run in a cell built ahead: {built_ahead} of 20"
+    );
     let trapped = mcp.call("probe", json!({"action": "trap"}));
     assert_eq!(trapped["isError"], true, "{trapped}");
     count(&mut mcp, "after a trap");

@@ -36,6 +36,9 @@ use tokio_util::sync::CancellationToken;
 /// The `_meta` key of a call result holding the microseconds the server
 /// spent on it (named in reverse-DNS style, as MCP asks of `_meta` keys).
 pub const SERVER_TIME_KEY: &str = "dev.toolcell/server_us";
+/// The `_meta` key of a call result saying whether the call ran in a cell
+/// built before it, between calls (see `sandbox::keeper`).
+pub const BUILT_AHEAD_KEY: &str = "dev.toolcell/built_ahead";
 
 /// The workspace's tools, as an MCP server.
 pub struct ToolServer {
@@ -161,6 +164,7 @@ impl ToolServer {
                 }
             }
         }
+        let built_ahead = result.built_ahead;
         let mut answer = match result.value {
             Some(value) => {
                 let mut done = CallToolResult::success(vec![ContentBlock::text(content)]);
@@ -177,6 +181,7 @@ impl ToolServer {
             SERVER_TIME_KEY.into(),
             Value::from(u64::try_from(entered.elapsed().as_micros()).unwrap_or(u64::MAX)),
         );
+        meta.insert(BUILT_AHEAD_KEY.into(), Value::Bool(built_ahead));
         answer.meta = Some(MetaObject(meta));
         answer
     }

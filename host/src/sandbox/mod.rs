@@ -94,6 +94,8 @@ pub enum RunError {
 #[derive(Debug)]
 pub struct RunOutcome {
     pub result: Result<serde_json::Value, RunError>,
+    /// The call ran in a cell built before it (the keeper's spare).
+    pub built_ahead: bool,
     pub stdout: CapturedOutput,
     pub stderr: CapturedOutput,
     pub duration: Duration,
@@ -187,16 +189,17 @@ impl Sandbox {
     /// Runs one call of `tool` with `args` (JSON text) in a fresh cell.
     pub async fn run(&self, tool: &PreparedTool, grant: &ToolGrant, args: &str) -> RunOutcome {
         let started = Instant::now();
-        let (result, stdout, stderr) = match self.cell_for(tool, grant).await {
-            Ok(cell) => {
+        let (result, stdout, stderr, built_ahead) = match self.cell_for(tool, grant).await {
+            Ok((cell, built_ahead)) => {
                 let (stdout, stderr) = (cell.stdout.clone(), cell.stderr.clone());
                 let result = self.call_in(cell, tool, grant, args).await;
-                (result, stdout.captured(), stderr.captured())
+                (result, stdout.captured(), stderr.captured(), built_ahead)
             }
             Err(error) => (
                 Err(error),
                 CapturedOutput::default(),
                 CapturedOutput::default(),
+                false,
             ),
         };
         let result = result.map_err(|e| match e {
@@ -211,19 +214,24 @@ impl Sandbox {
         });
         RunOutcome {
             result,
+            built_ahead,
             stdout,
             stderr,
             duration: started.elapsed(),
         }
     }
 
-    /// A fresh cell for one call: the keeper's spare when it has one, else
-    /// built now.
-    async fn cell_for(&self, tool: &PreparedTool, grant: &ToolGrant) -> Result<Cell, RunError> {
+    /// A fresh cell for one call, and whether it was built ahead: the
+    /// keeper's spare when it has one, else built now.
+    async fn cell_for(
+        &self,
+        tool: &PreparedTool,
+        grant: &ToolGrant,
+    ) -> Result<(Cell, bool), RunError> {
         if let Some(cell) = self.keeper.as_ref().and_then(|k| k.take(tool.id, grant)) {
-            return Ok(cell);
+            return Ok((cell, true));
         }
-        Cell::build(&self.engine, &tool.pre, grant).await
+        Ok((Cell::build(&self.engine, &tool.pre, grant).await?, false))
     }
 
     /// Calls the tool in `cell`, then hands the used cell to the keeper (or
