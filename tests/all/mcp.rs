@@ -83,15 +83,20 @@ impl Session {
     /// the server's input and waits for it to exit by itself.
     fn close(mut self) {
         drop(self.stdin.take());
+        let status = self.wait_for_exit("its input closing");
+        assert!(status.success(), "the server exited with {status}");
+    }
+
+    /// Waits up to [`EXIT_LIMIT`] for the server to exit after `cause`.
+    fn wait_for_exit(&mut self, cause: &str) -> std::process::ExitStatus {
         let started = std::time::Instant::now();
         loop {
             if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(status.success(), "the server exited with {status}");
-                return;
+                return status;
             }
             assert!(
                 started.elapsed() < EXIT_LIMIT,
-                "the server did not exit within {EXIT_LIMIT:?} of its input closing"
+                "the server did not exit within {EXIT_LIMIT:?} of {cause}"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
@@ -352,11 +357,7 @@ fn reads_answered_before_a_sigterm_are_all_recorded() {
     }
     // SAFETY: sending SIGTERM to our own child.
     unsafe { libc::kill(mcp.child.id() as i32, libc::SIGTERM) };
-    let started = std::time::Instant::now();
-    while mcp.child.try_wait().unwrap().is_none() {
-        assert!(started.elapsed() < EXIT_LIMIT, "SIGTERM ends the server");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    mcp.wait_for_exit("SIGTERM");
     let runs = ws.run(&["runs", "list", "--json", "--limit", "100"]).json();
     let reads = runs
         .as_array()

@@ -13,7 +13,6 @@ use crate::text::is_hidden;
 use crate::workspace::{Entry, read_entry};
 use serde_json::Value;
 use similar::TextDiff;
-use std::time::Instant;
 
 /// Files larger than this are not diffed: the prompt says so instead.
 const MAX_DIFF_FILE: u64 = 2 * 1024 * 1024;
@@ -115,7 +114,7 @@ pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Str
                 })
                 .collect();
             let granted = config.tool(tool).process.clone();
-            let policy = ProcessPolicy::new(tool, granted, roots, Instant::now());
+            let policy = ProcessPolicy::new(tool, granted, roots);
             match policy.resolve(program, cwd) {
                 Ok(resolved) => format!(
                     "$ {line}\n  program: {}\n  in:      {}\n  ({} arguments)",

@@ -11,10 +11,9 @@ use super::bindings::{CommandTool, CommandToolPre};
 use super::network::NetworkPolicy;
 use super::output::CappedOutput;
 use super::process::ProcessPolicy;
-use super::{CAPTURE_CAP, HOST_CALL_GRACE, RunError, run_error, start_budget};
+use super::{CAPTURE_CAP, RunError, run_error, start_budget, within_time_limit};
 use crate::grant::ToolGrant;
 use anyhow::{Context, Result};
-use std::time::{Duration, Instant};
 use wasmtime::component::ResourceTable;
 use wasmtime::{Engine, ResourceLimiter, Store};
 use wasmtime_wasi::{FsPerms, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
@@ -107,12 +106,7 @@ impl CellState {
             table: ResourceTable::new(),
             http: WasiHttpCtx::new(),
             network: NetworkPolicy::new(grant.network.clone()),
-            process: ProcessPolicy::new(
-                &grant.tool,
-                grant.process.clone(),
-                grant.preopens.clone(),
-                Instant::now() + Duration::from_millis(grant.limits.timeout_ms),
-            ),
+            process: ProcessPolicy::new(&grant.tool, grant.process.clone(), grant.preopens.clone()),
             limiter: MemoryLimiter {
                 limit_bytes: grant.limits.memory_bytes(),
                 reached: false,
@@ -166,17 +160,9 @@ impl Cell {
         let mut store = Store::new(engine, state);
         store.limiter(|state| &mut state.limiter);
         start_budget(&mut store, grant);
-        let limit = Duration::from_millis(grant.limits.timeout_ms);
-        let instantiated =
-            tokio::time::timeout(limit + HOST_CALL_GRACE, pre.instantiate_async(&mut store)).await;
-        let instance = match instantiated {
-            Ok(Ok(instance)) => instance,
-            Ok(Err(error)) => return Err(run_error(&error, &store, grant)),
-            Err(_elapsed) => {
-                return Err(RunError::Timeout {
-                    limit_ms: grant.limits.timeout_ms,
-                });
-            }
+        let instance = match within_time_limit(grant, pre.instantiate_async(&mut store)).await? {
+            Ok(instance) => instance,
+            Err(error) => return Err(run_error(&error, &store, grant)),
         };
         Ok(Self {
             store,

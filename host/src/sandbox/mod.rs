@@ -279,6 +279,21 @@ fn run_error(error: &wasmtime::Error, store: &Store<CellState>, grant: &ToolGran
     }
 }
 
+/// Awaits `work` (an instantiation or a call) up to the grant's time limit
+/// plus [`HOST_CALL_GRACE`]: the host's own stop for work waiting in an
+/// asynchronous host function, where epochs are not checked.
+async fn within_time_limit<F: std::future::Future>(
+    grant: &ToolGrant,
+    work: F,
+) -> Result<F::Output, RunError> {
+    let limit = Duration::from_millis(grant.limits.timeout_ms);
+    tokio::time::timeout(limit + HOST_CALL_GRACE, work)
+        .await
+        .map_err(|_elapsed| RunError::Timeout {
+            limit_ms: grant.limits.timeout_ms,
+        })
+}
+
 /// Gives a call's store its time budget, from now: every epoch tick the
 /// call yields to the async runtime, so a cancelled caller (Ctrl-C, a
 /// workflow's timeout) can drop it at once, even while the guest spins;
@@ -310,14 +325,7 @@ async fn call_tool(
     start_budget(store, grant);
     store.data_mut().process.start_clock(Instant::now() + limit);
     let call = instance.toolcell_tool_tool().call_call(&mut *store, args);
-    let returned = match tokio::time::timeout(limit + HOST_CALL_GRACE, call).await {
-        Ok(returned) => returned,
-        Err(_elapsed) => {
-            return Err(RunError::Timeout {
-                limit_ms: grant.limits.timeout_ms,
-            });
-        }
-    };
+    let returned = within_time_limit(grant, call).await?;
     match returned {
         Ok(Ok(text)) => {
             if text.len() as u64 > grant.limits.max_output_bytes {

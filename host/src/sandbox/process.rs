@@ -45,7 +45,8 @@ pub struct ProcessPolicy {
     tool: String,
     programs: Vec<String>,
     roots: Vec<Preopen>,
-    /// When the tool's own time limit ends.
+    /// When the tool's own time limit ends: none is left until the call
+    /// starts its clock ([`ProcessPolicy::start_clock`]).
     deadline: Instant,
 }
 
@@ -64,12 +65,12 @@ impl ProcessPolicy {
         self.deadline = deadline;
     }
 
-    pub fn new(tool: &str, programs: Vec<String>, roots: Vec<Preopen>, deadline: Instant) -> Self {
+    pub fn new(tool: &str, programs: Vec<String>, roots: Vec<Preopen>) -> Self {
         Self {
             tool: tool.to_string(),
             programs,
             roots,
-            deadline,
+            deadline: Instant::now(),
         }
     }
 
