@@ -71,6 +71,8 @@ fn no_grant() -> ToolGrant {
             memory_mb: 64,
             max_output_bytes: 1 << 20,
         },
+        files: Default::default(),
+        policy_changes: Vec::new(),
     }
 }
 

@@ -170,6 +170,8 @@ fn main() {
             memory_mb: 256,
             max_output_bytes: 4096,
         },
+        files: Default::default(),
+        policy_changes: Vec::new(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -134,16 +134,15 @@ impl ToolRunner<'_> {
         cancel: &CancellationToken,
     ) -> CallResult {
         let started = Instant::now();
-        let admitted = match self.dispatcher.admit(&call.name, args) {
+        let mut admitted = match self.dispatcher.admit(&call.name, args) {
             Ok(admitted) => admitted,
             Err(error) => return CallResult::from_error(&error, started),
         };
         let mut decision = "auto";
         if admitted.needs_approval {
             view.call_status(call, CallStatus::WaitingForApproval, None, None);
-            let request = self.dispatcher.approval_request(&admitted, args);
             let answer = tokio::select! {
-                answer = self.approver.decide(&request) => answer,
+                answer = self.dispatcher.seek_approval(&mut admitted, args, self.approver) => answer,
                 () = cancel.cancelled() => return CallResult::cancelled("the run was stopped while this call waited for approval"),
             };
             decision = answer.label();

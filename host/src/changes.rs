@@ -11,6 +11,7 @@
 //! in `.toolcell/trash`), nor is a file larger than [`MAX_KEPT_FILE`].
 
 use crate::config::WorkspaceConfig;
+pub use crate::policy::Touch;
 use crate::store::{ChangeRecord, RunId, Store};
 use crate::workspace::{Entry, read_entry, resolve};
 use anyhow::{Context, Result, bail};
@@ -32,6 +33,35 @@ pub fn fingerprint(entry: &Entry) -> String {
     }
 }
 
+/// The paths a call of the built-in `tool` with `args` changes, and how:
+/// declared once, for the approval prompt's policy check, the check at
+/// execution that nothing changed since the prompt, and undo. `None` for
+/// tools that change no files this way (or arguments without the paths).
+pub fn touched(tool: &str, args: &Value) -> Option<Vec<(String, Touch)>> {
+    let text = |key: &str| args.get(key).and_then(Value::as_str).map(String::from);
+    Some(match tool {
+        "write_file" | "replace_in_file" => vec![(text("path")?, Touch::Replace)],
+        "create_directory" => vec![(text("path")?, Touch::CreateFolder)],
+        "move_path" => vec![
+            (text("from")?, Touch::MoveAway),
+            (text("to")?, Touch::MoveInto),
+        ],
+        "delete_path" => vec![(text("path")?, Touch::Remove)],
+        _ => return None,
+    })
+}
+
+/// What is at each of `paths` now, as fingerprints.
+pub fn state_of(config: &WorkspaceConfig, paths: &[(String, Touch)]) -> Vec<(String, String)> {
+    paths
+        .iter()
+        .map(|(path, _)| {
+            let entry = read_entry(config, path, MAX_KEPT_FILE).unwrap_or(Entry::Other);
+            (path.clone(), fingerprint(&entry))
+        })
+        .collect()
+}
+
 /// What a pending call may change, read before it runs.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -43,15 +73,15 @@ pub struct Snapshot {
 impl Snapshot {
     /// Reads the paths `tool` would change; `None` for tools the host cannot undo.
     pub fn take(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Self> {
-        let text = |key: &str| args.get(key).and_then(Value::as_str).map(String::from);
-        let (kind, paths) = match tool {
-            "write_file" | "replace_in_file" | "delete_path" => ("file", vec![text("path")?]),
-            "move_path" => ("move", vec![text("from")?, text("to")?]),
-            _ => return None,
+        let paths = touched(tool, args)?;
+        let kind = match paths.first()?.1 {
+            Touch::CreateFolder => return None,
+            Touch::MoveAway | Touch::MoveInto => "move",
+            Touch::Replace | Touch::Remove => "file",
         };
         let before = paths
             .into_iter()
-            .map(|path| {
+            .map(|(path, _)| {
                 let entry = read_entry(config, &path, MAX_KEPT_FILE).unwrap_or(Entry::Other);
                 (path, entry)
             })

@@ -35,12 +35,15 @@ use crate::llm::ModelSettings;
 use crate::llm::settings::RawModelSettings;
 use crate::manifest::{check_host_pattern, check_program, is_env_name, line_col};
 use crate::mcp::config::{McpServerConfig, RawMcpServer};
+use crate::policy::trust::{self, TrustStore};
+use crate::policy::{FileRules, PolicyFiles, SecretRules};
 use crate::schedule::config::{DaemonConfig, RawDaemonConfig, RawSchedule, ScheduleConfig};
 use crate::workflow::limits::{RawWorkflowConfig, WorkflowConfig};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use toml::Spanned;
 
 /// The config file's name, looked for in the current folder and its parents.
@@ -128,6 +131,15 @@ pub struct WorkspaceConfig {
     pub daemon: DaemonConfig,
     /// `[[mcp_server]]`: external MCP servers whose tools join the registry.
     pub mcp_servers: Vec<McpServerConfig>,
+    /// What no tool may change (the policy files) or read (`[secrets]`).
+    pub files: Arc<FileRules>,
+    /// The programs this config would start but may not, because the user
+    /// has not trusted it as it is (see [`crate::policy::trust`]): one line
+    /// each, for the warning. Empty when it starts none or is trusted.
+    pub untrusted: Vec<String>,
+    /// The SHA-256 of the file's bytes as loaded (what `toolcell trust`
+    /// records); `None` for a config not read from a file.
+    pub fingerprint: Option<String>,
 }
 
 /// `[agent]`: how the agent loop works.
@@ -175,6 +187,17 @@ struct RawConfig {
     daemon: Option<Spanned<RawDaemonConfig>>,
     #[serde(default)]
     mcp_server: Vec<Spanned<RawMcpServer>>,
+    secrets: Option<Spanned<RawSecrets>>,
+}
+
+/// `[secrets]`: secret files opened on purpose, and more to refuse.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSecrets {
+    #[serde(default)]
+    allow: Vec<String>,
+    #[serde(default)]
+    deny: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -202,6 +225,38 @@ struct RawToolSettings {
     process: Vec<String>,
 }
 
+/// The largest config read: far beyond any real one, small enough that a
+/// link to a device or a huge file cannot exhaust memory.
+const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
+
+/// The text of the config at `file`: a regular file of bounded size.
+fn read_config(file: &Path) -> Result<String> {
+    use std::io::Read;
+    let opened = std::fs::File::open(file)
+        .with_context(|| format!("cannot read the config {}", file.display()))?;
+    let meta = opened
+        .metadata()
+        .with_context(|| format!("cannot read the config {}", file.display()))?;
+    if !meta.is_file() {
+        bail!(
+            "the config {} is not a regular file\n  fix: point --config at a toolcell.toml",
+            file.display()
+        );
+    }
+    let mut text = String::new();
+    opened
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("cannot read the config {} as UTF-8 text", file.display()))?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        bail!(
+            "the config {} is larger than {MAX_CONFIG_BYTES} bytes\n  fix: a toolcell.toml is a few kilobytes; check the file",
+            file.display()
+        );
+    }
+    Ok(text)
+}
+
 impl WorkspaceConfig {
     /// Loads `explicit` if given, else the nearest `toolcell.toml` from `cwd`
     /// upwards, else the default config for `cwd`.
@@ -225,6 +280,7 @@ impl WorkspaceConfig {
         let path = cwd
             .canonicalize()
             .with_context(|| format!("cannot open the current folder {}", cwd.display()))?;
+        let workspace = path.clone();
         Ok(Self {
             file: None,
             workspace: path.clone(),
@@ -240,14 +296,88 @@ impl WorkspaceConfig {
             schedules: Vec::new(),
             daemon: DaemonConfig::default(),
             mcp_servers: Vec::new(),
+            files: Arc::new(FileRules {
+                policy: PolicyFiles::new(None, &workspace, []),
+                secrets: SecretRules::default(),
+            }),
+            untrusted: Vec::new(),
+            fingerprint: None,
         })
     }
 
-    /// Reads and validates the config at `file`.
+    /// Reads and validates the config at `file`. If it starts programs and
+    /// the user has not trusted it as it is, they are left out (see
+    /// [`WorkspaceConfig::untrusted`]).
     pub fn load(file: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read the config {}", file.display()))?;
-        Self::parse(file, &text)
+        Self::load_with_trust(file, TrustStore::for_user().as_ref())
+    }
+
+    /// [`WorkspaceConfig::load`] with the user's trust kept in `trust`.
+    pub fn load_with_trust(file: &Path, trust: Option<&TrustStore>) -> Result<Self> {
+        let text = read_config(file)?;
+        let mut config = Self::parse(file, &text)?;
+        config.fingerprint = Some(trust::fingerprint(text.as_bytes()));
+        if !config.programs().is_empty() && !config.is_trusted(trust) {
+            config.untrusted = config.programs();
+            for server in &mut config.mcp_servers {
+                server.enabled = false;
+            }
+            for settings in config.tools.values_mut() {
+                settings.process.clear();
+            }
+        }
+        Ok(config)
+    }
+
+    /// Whether the user trusted this config's file as it was loaded.
+    pub fn is_trusted(&self, trust: Option<&TrustStore>) -> bool {
+        let (Some(file), Some(fingerprint)) = (&self.file, &self.fingerprint) else {
+            return false;
+        };
+        let (Some(store), Ok(file)) = (trust, file.canonicalize()) else {
+            return false;
+        };
+        store.is_trusted(&file, fingerprint)
+    }
+
+    /// The programs this config starts, one line each: its enabled
+    /// `[[mcp_server]]`s and the programs granted to tools.
+    pub fn programs(&self) -> Vec<String> {
+        let servers = self.mcp_servers.iter().filter(|s| s.enabled).map(|s| {
+            format!(
+                "the MCP server `{}`: {}",
+                crate::text::for_terminal_line(&s.name),
+                crate::text::for_terminal_line(&s.command_line())
+            )
+        });
+        let granted = self
+            .tools
+            .iter()
+            .filter(|(_, t)| !t.process.is_empty())
+            .map(|(name, t)| {
+                format!(
+                    "programs granted to `{}`: {}",
+                    crate::text::for_terminal_line(name),
+                    crate::text::for_terminal_line(&t.process.join(", "))
+                )
+            });
+        servers.chain(granted).collect()
+    }
+
+    /// Trusts the config at `file` as it is now (`toolcell trust`), if it
+    /// is valid; returns the fingerprint recorded and the programs it may
+    /// now start.
+    pub fn trust(file: &Path) -> Result<(String, Vec<String>)> {
+        let text = read_config(file)?;
+        let programs = Self::parse(file, &text)?.programs();
+        let store = TrustStore::for_user()
+            .context("no user data folder to keep the trust in: set TOOLCELL_DATA_DIR or HOME")?;
+        let fingerprint = trust::fingerprint(text.as_bytes());
+        let file = file
+            .canonicalize()
+            .with_context(|| format!("cannot resolve {}", file.display()))?;
+        store.trust(&file, &fingerprint)?;
+        Ok((fingerprint, programs))
     }
 
     /// Validates config `text`; relative root paths resolve against `file`'s folder.
@@ -452,6 +582,31 @@ impl WorkspaceConfig {
             mcp_servers.push(server);
         }
 
+        let mut secrets = SecretRules::default();
+        if let Some(spanned) = raw.secrets {
+            let at = where_(spanned.span());
+            let raw = spanned.into_inner();
+            if let Some((bad, why)) = raw
+                .allow
+                .iter()
+                .chain(&raw.deny)
+                .find_map(|p| SecretRules::check_pattern(p).err().map(|why| (p, why)))
+            {
+                bail!(
+                    "invalid config {at}: secrets: `{}` is not a pattern: {why}\n  fix: give paths or patterns inside a root, such as \".env.test\" or \"fixtures/**/*.pem\"",
+                    bad.escape_debug()
+                );
+            }
+            secrets = SecretRules::new(raw.allow, raw.deny);
+        }
+        let policy = PolicyFiles::new(
+            Some(file),
+            &workspace,
+            schedules
+                .iter()
+                .map(|s| (s.workflow.as_path(), s.name.as_str())),
+        );
+
         Ok(Self {
             file: Some(file.to_path_buf()),
             workspace,
@@ -463,6 +618,9 @@ impl WorkspaceConfig {
             schedules,
             daemon,
             mcp_servers,
+            files: Arc::new(FileRules { policy, secrets }),
+            untrusted: Vec::new(),
+            fingerprint: None,
         })
     }
 

@@ -4,9 +4,12 @@
 //! the same way whoever makes it.
 
 use crate::approval::{ApprovalMode, ApprovalRequest, Approver, Decision};
+use crate::changes::Touch;
 use crate::config::WorkspaceConfig;
 use crate::grant::ToolGrant;
+use crate::manifest::ManifestApproval;
 use crate::mcp::client::{McpCallError, McpServers};
+use crate::policy::PolicyChange;
 use crate::registry::{Backend, McpTool, Registry, ToolEntry, ToolProblem, ToolSource};
 use crate::sandbox::cache::CacheStatus;
 use crate::sandbox::output::CapturedOutput;
@@ -191,13 +194,12 @@ impl Dispatcher {
     /// Calls tool `name` with `args`, asking `approver` when the policy says `ask`.
     pub async fn call(&self, name: &str, args: &Value, approver: &dyn Approver) -> CallOutcome {
         let started = Instant::now();
-        let admitted = match self.admit(name, args) {
+        let mut admitted = match self.admit(name, args) {
             Ok(admitted) => admitted,
             Err(error) => return CallOutcome::refused(error, started),
         };
         if admitted.needs_approval {
-            let request = self.approval_request(&admitted, args);
-            let decision = approver.decide(&request).await;
+            let decision = self.seek_approval(&mut admitted, args, approver).await;
             if let Some(error) = admitted.refusal(&decision) {
                 return CallOutcome::refused(error, started);
             }
@@ -244,8 +246,26 @@ impl Dispatcher {
                 problems,
             });
         }
+        // What a file-changing built-in call changes is known from its
+        // arguments; a change of the policy is asked for whatever the
+        // tool's approval (other tools meet the cell's guard instead).
+        let touched = match entry.source {
+            ToolSource::BuiltIn => crate::changes::touched(name, args),
+            _ => None,
+        };
+        let policy = touched
+            .as_deref()
+            .map(|paths| {
+                let resolved = paths.iter().filter_map(|(shown, touch)| {
+                    let at = crate::workspace::resolve(&self.config, shown)?;
+                    let inside = !at.relative.as_os_str().is_empty();
+                    inside.then(|| (shown.clone(), at.root.path.join(&at.relative), *touch))
+                });
+                crate::policy::policy_changes(&self.config.files, resolved)
+            })
+            .unwrap_or_default();
         let needs_approval = match grant.approval {
-            ApprovalMode::Auto => false,
+            ApprovalMode::Auto => !policy.is_empty(),
             ApprovalMode::Ask => true,
             ApprovalMode::Deny => {
                 let reason =
@@ -260,14 +280,66 @@ impl Dispatcher {
             entry,
             grant,
             needs_approval,
+            touched,
+            policy,
         })
+    }
+
+    /// Asks `approver` about an admitted call until the answer holds: an
+    /// approved call runs only if the files it changes still hold what the
+    /// prompt showed; if they changed, a person at a terminal is shown the
+    /// change as it is now, and anyone else gets a refusal in band. An
+    /// approved change of the policy is let through the cell's guard for
+    /// exactly the files the prompt named.
+    pub async fn seek_approval(
+        &self,
+        admitted: &mut Admitted<'_>,
+        args: &Value,
+        approver: &dyn Approver,
+    ) -> Decision {
+        let mut asked_again = false;
+        for _ in 0..MAX_ASKS {
+            let mut request = self.approval_request(admitted, args);
+            request.asked_again = asked_again;
+            let decision = approver.decide(&request).await;
+            if !matches!(decision, Decision::Approved | Decision::ApprovedForRun) {
+                return decision;
+            }
+            let touched = admitted.touched.as_deref().unwrap_or_default();
+            let now = crate::changes::state_of(&self.config, touched);
+            let changed: Vec<&str> = now
+                .iter()
+                .zip(&request.basis)
+                .filter(|(now, then)| now != then)
+                .map(|(now, _)| now.0.as_str())
+                .collect();
+            if changed.is_empty() {
+                admitted.grant.policy_changes =
+                    admitted.policy.iter().map(|c| c.host.clone()).collect();
+                return decision;
+            }
+            let changed = changed
+                .iter()
+                .map(|p| format!("`{}`", crate::text::for_terminal_line(p)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            if !approver.can_ask_again() {
+                return Decision::Declined(format!(
+                    "{changed} changed since you approved it: the call was not run, so nothing is applied that was not shown\n  fix: read the file again and make the call anew"
+                ));
+            }
+            asked_again = true;
+        }
+        Decision::Declined(format!(
+            "the files this call changes kept changing while it was asked {MAX_ASKS} times: it was not run"
+        ))
     }
 
     /// The approval request for an admitted call, with the change it would
     /// make when the host can tell.
     pub fn approval_request<'a>(
         &self,
-        admitted: &'a Admitted<'_>,
+        admitted: &Admitted<'a>,
         args: &'a Value,
     ) -> ApprovalRequest<'a> {
         let tool = admitted.entry.manifest.name.as_str();
@@ -292,6 +364,15 @@ impl Dispatcher {
             // A tool that runs programs (`run_command`): what a call does
             // is its command line, so each one is decided on its own.
             every_call: !admitted.entry.manifest.capabilities.process.is_empty(),
+            always: admitted.entry.manifest.approval == ManifestApproval::Always,
+            policy_change: (!admitted.policy.is_empty())
+                .then(|| PolicyChange::describe(&admitted.policy)),
+            basis: admitted
+                .touched
+                .as_deref()
+                .map(|paths| crate::changes::state_of(&self.config, paths))
+                .unwrap_or_default(),
+            asked_again: false,
         }
     }
 
@@ -412,12 +493,21 @@ fn cap_text(text: String, limit: u64) -> String {
     )
 }
 
+/// Times a call is asked about when its files keep changing between the
+/// prompt and the run: a person editing the file sees it twice, a file
+/// rewritten every second does not hold the prompt forever.
+const MAX_ASKS: usize = 3;
+
 /// A call that passed every check but approval.
 pub struct Admitted<'d> {
     pub entry: &'d ToolEntry,
     grant: ToolGrant,
-    /// The policy says `ask`.
+    /// The policy says `ask`, or the call changes the policy.
     pub needs_approval: bool,
+    /// The paths a file-changing built-in call changes.
+    touched: Option<Vec<(String, Touch)>>,
+    /// The policy files among them.
+    policy: Vec<PolicyChange>,
 }
 
 impl Admitted<'_> {

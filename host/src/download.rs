@@ -7,7 +7,8 @@
 //! test). The body is capped at [`MAX_DOWNLOAD_BYTES`] and read within
 //! [`DOWNLOAD_TIMEOUT`]. An archive (`.tar.gz`, `.tgz`) is unpacked only as
 //! plain files and folders inside the target: no links, no absolute paths,
-//! no `..`.
+//! no `..`; its extension records (PAX, GNU long names) are capped at
+//! [`MAX_EXTENSION_BYTES`] before they are read.
 
 use anyhow::{Context, Result, bail};
 use futures_util::StreamExt;
@@ -23,6 +24,13 @@ pub const MAX_DOWNLOAD_BYTES: u64 = 256 * 1024 * 1024;
 pub const DOWNLOAD_TIMEOUT: Duration = Duration::from_secs(300);
 /// An archive holds a handful of files; more is not a tool folder.
 const MAX_ARCHIVE_ENTRIES: usize = 64;
+/// Headers of any kind, extension records included: each member may bring
+/// a PAX record and a GNU long name, and writers add global headers.
+const MAX_ARCHIVE_HEADERS: usize = 4 * MAX_ARCHIVE_ENTRIES;
+/// The largest PAX (`x`, `g`) or GNU long-name (`L`, `K`) record read: they
+/// hold a path and a few `key=value` lines, and are read into memory whole,
+/// so a gzip bomb in one would take gigabytes.
+const MAX_EXTENSION_BYTES: u64 = 64 * 1024;
 
 /// A URL with the hash its content must have.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,6 +175,11 @@ pub fn is_archive(path: &Path) -> bool {
 /// Unpacks the gzipped tar `archive` into `into` (which must be empty);
 /// returns the folder holding the tool: `into` itself, or the archive's one
 /// top folder.
+///
+/// The archive is read as raw headers, and the extension records (PAX `x`
+/// and `g`, GNU long names `L` and `K`) are handled here rather than by the
+/// `tar` crate, which reads each one whole into memory: here a record is
+/// refused by the size its header claims, before any of it is read.
 pub fn unpack(archive: &Path, into: &Path) -> Result<PathBuf> {
     let file = std::fs::File::open(archive)
         .with_context(|| format!("cannot open {}", archive.display()))?;
@@ -180,21 +193,68 @@ pub fn unpack(archive: &Path, into: &Path) -> Result<PathBuf> {
     };
     let entries = tar
         .entries()
-        .map_err(|e| bad(format!("it cannot be read ({e})")))?;
+        .map_err(|e| bad(format!("it cannot be read ({e})")))?
+        .raw(true);
+    let mut headers = 0;
     let mut count = 0;
     let mut unpacked: u64 = 0;
+    let mut pending = Extensions::default();
     for entry in entries {
         let mut entry = entry.map_err(|e| bad(format!("it cannot be read ({e})")))?;
+        headers += 1;
+        if headers > MAX_ARCHIVE_HEADERS {
+            return Err(bad(format!(
+                "it holds more than {MAX_ARCHIVE_HEADERS} headers"
+            )));
+        }
+        let kind = entry.header().entry_type();
+        if let Some(record) = ExtensionKind::of(kind) {
+            // The header's own size field: a PAX `size` never applies to
+            // an extension record, in this reader as in the `tar` crate.
+            let size = entry.size();
+            if size > MAX_EXTENSION_BYTES {
+                return Err(bad(format!(
+                    "it holds a {} of {size} bytes, over the {} KiB such a record may have",
+                    record.describe(),
+                    MAX_EXTENSION_BYTES >> 10
+                )));
+            }
+            let mut data = Vec::with_capacity(size as usize);
+            (&mut entry)
+                .take(size)
+                .read_to_end(&mut data)
+                .map_err(|e| bad(format!("it cannot be read ({e})")))?;
+            pending.add(record, data).map_err(bad)?;
+            continue;
+        }
         count += 1;
         if count > MAX_ARCHIVE_ENTRIES {
             return Err(bad(format!(
                 "it holds more than {MAX_ARCHIVE_ENTRIES} entries"
             )));
         }
-        let path = entry
-            .path()
-            .map_err(|e| bad(format!("an entry has an unreadable name ({e})")))?
-            .into_owned();
+        let extensions = std::mem::take(&mut pending);
+        let size = entry.size();
+        if let Some(claimed) = extensions.size
+            && claimed != size
+        {
+            // The `tar` crate and GNU tar would read `claimed` bytes: two
+            // readers seeing different files in one archive is how
+            // checks are slipped past, so neither reading is used.
+            return Err(bad(format!(
+                "a PAX record gives an entry {claimed} bytes, its header {size}"
+            )));
+        }
+        let path = match extensions.path {
+            Some(bytes) => {
+                use std::os::unix::ffi::OsStrExt;
+                PathBuf::from(std::ffi::OsStr::from_bytes(&bytes))
+            }
+            None => entry
+                .path()
+                .map_err(|e| bad(format!("an entry has an unreadable name ({e})")))?
+                .into_owned(),
+        };
         let safe = path
             .components()
             .all(|c| matches!(c, Component::Normal(_) | Component::CurDir));
@@ -205,12 +265,9 @@ pub fn unpack(archive: &Path, into: &Path) -> Result<PathBuf> {
             )));
         }
         let target = into.join(&path);
-        match entry.header().entry_type() {
-            // `git archive` starts with one; it holds no file.
-            tar::EntryType::XGlobalHeader => {}
+        match kind {
             tar::EntryType::Directory => std::fs::create_dir_all(&target)?,
             tar::EntryType::Regular => {
-                let size = entry.size();
                 unpacked = unpacked.saturating_add(size);
                 if unpacked > MAX_DOWNLOAD_BYTES {
                     return Err(bad(format!(
@@ -237,6 +294,11 @@ pub fn unpack(archive: &Path, into: &Path) -> Result<PathBuf> {
             }
         }
     }
+    if pending.any() {
+        return Err(bad(
+            "it ends with a PAX record or a GNU long name for an entry that is not there".into(),
+        ));
+    }
     // `tar czf x.tgz my-tool/` puts everything under one folder.
     let top: Vec<PathBuf> = std::fs::read_dir(into)?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -244,6 +306,99 @@ pub fn unpack(archive: &Path, into: &Path) -> Result<PathBuf> {
     match top.as_slice() {
         [only] if only.is_dir() => Ok(only.clone()),
         _ => Ok(into.to_path_buf()),
+    }
+}
+
+/// The extension records of tar, which describe the member after them (or,
+/// `g`, the whole archive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ExtensionKind {
+    /// PAX `x`: `key=value` records for the next member.
+    Pax,
+    /// PAX `g`: records for every member; `git archive` writes one (a
+    /// comment with the commit), which changes nothing here.
+    PaxGlobal,
+    /// GNU `L`: the next member's long name.
+    LongName,
+    /// GNU `K`: the next member's long link target (links are refused).
+    LongLink,
+}
+
+impl ExtensionKind {
+    fn of(kind: tar::EntryType) -> Option<Self> {
+        match kind {
+            tar::EntryType::XHeader => Some(Self::Pax),
+            tar::EntryType::XGlobalHeader => Some(Self::PaxGlobal),
+            tar::EntryType::GNULongName => Some(Self::LongName),
+            tar::EntryType::GNULongLink => Some(Self::LongLink),
+            _ => None,
+        }
+    }
+
+    fn describe(self) -> &'static str {
+        match self {
+            Self::Pax => "PAX record (x)",
+            Self::PaxGlobal => "PAX global record (g)",
+            Self::LongName => "GNU long name (L)",
+            Self::LongLink => "GNU long link name (K)",
+        }
+    }
+}
+
+/// What extension records said of the next member.
+#[derive(Debug, Default)]
+struct Extensions {
+    /// Its path: a GNU long name, else a PAX `path` (the `tar` crate's order).
+    path: Option<Vec<u8>>,
+    long_name: bool,
+    pax: bool,
+    /// A PAX `size`.
+    size: Option<u64>,
+}
+
+impl Extensions {
+    fn any(&self) -> bool {
+        self.long_name || self.pax
+    }
+
+    fn add(&mut self, kind: ExtensionKind, mut data: Vec<u8>) -> Result<(), String> {
+        match kind {
+            ExtensionKind::PaxGlobal | ExtensionKind::LongLink => {}
+            ExtensionKind::LongName => {
+                if self.long_name {
+                    return Err("two GNU long names describe one entry".into());
+                }
+                self.long_name = true;
+                if data.last() == Some(&0) {
+                    data.pop();
+                }
+                self.path = Some(data);
+            }
+            ExtensionKind::Pax => {
+                if self.pax {
+                    return Err("two PAX records describe one entry".into());
+                }
+                self.pax = true;
+                for record in tar::PaxExtensions::new(&data) {
+                    let record = record.map_err(|e| format!("a PAX record is unreadable ({e})"))?;
+                    match record.key_bytes() {
+                        b"path" if !self.long_name => {
+                            self.path = Some(record.value_bytes().to_vec());
+                        }
+                        b"size" => {
+                            let size = record
+                                .value()
+                                .ok()
+                                .and_then(|v| v.parse().ok())
+                                .ok_or("a PAX record has a size that is not a number")?;
+                            self.size = Some(size);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 }
 

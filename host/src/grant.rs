@@ -19,8 +19,10 @@ use crate::approval::ApprovalMode;
 use crate::config::{ApprovalSetting, RootAccess, WorkspaceConfig};
 use crate::limits::Limits;
 use crate::manifest::{FsAccess, ManifestApproval, ToolManifest};
+use crate::policy::FileRules;
 use anyhow::{Result, bail};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// A directory preopened in the tool's cell.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,6 +58,10 @@ pub struct ToolGrant {
     /// Programs it may run through `toolcell:tool/process`.
     pub process: Vec<String>,
     pub limits: Limits,
+    /// The workspace's file rules, enforced in the cell.
+    pub files: Arc<FileRules>,
+    /// Policy files this call may change: approved for it, at a terminal.
+    pub policy_changes: Vec<PathBuf>,
 }
 
 impl ToolGrant {
@@ -142,6 +148,8 @@ impl ToolGrant {
                     .max_output_bytes
                     .unwrap_or(manifest.limits.max_output_bytes),
             },
+            files: config.files.clone(),
+            policy_changes: Vec::new(),
         })
     }
 

@@ -4,12 +4,17 @@
 //! make (the manifest parses, its name is free, and the component compiles,
 //! links against what toolcell provides and implements `toolcell:tool`) and
 //! the user has confirmed what it asks of the machine ([`capabilities`]).
-//! Tools fetched by URL come through [`crate::download`] first.
+//! Tools fetched by URL come through [`crate::download`] first. Both files
+//! are read as [`crate::registry::read_tool_file`] allows: regular files
+//! only (a FIFO would hang, `/dev/zero` never ends) and capped in size.
 //! The folder is assembled under a hidden temporary name and renamed into
 //! place, so an interrupted install leaves nothing half-installed.
 
 use crate::manifest::ToolManifest;
-use crate::registry::{COMPONENT_FILE, MANIFEST_FILE, Registry, ToolSource};
+use crate::registry::{
+    COMPONENT_FILE, MANIFEST_FILE, MAX_COMPONENT_BYTES, Registry, ToolFileError, ToolSource,
+    load_manifest, read_tool_file,
+};
 use crate::sandbox::Sandbox;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
@@ -28,7 +33,9 @@ impl ToolFiles {
         match paths {
             [dir] if dir.is_dir() => {
                 let manifest = dir.join(MANIFEST_FILE);
-                if !manifest.is_file() {
+                // Any kind of file counts as there: reading it says what
+                // is wrong with one that is not a regular file.
+                if manifest.symlink_metadata().is_err() {
                     bail!(
                         "{} has no {MANIFEST_FILE}\n  fix: put the tool's manifest there, or name the files: `toolcell tools add tool.toml tool.wasm`",
                         dir.display()
@@ -136,7 +143,7 @@ pub fn add(
     replace: bool,
     confirm: &dyn Fn(&ToolManifest, Option<&ToolManifest>) -> Result<()>,
 ) -> Result<ToolManifest> {
-    let manifest = ToolManifest::load(&files.manifest)?;
+    let (manifest, manifest_text) = load_manifest(&files.manifest)?;
     if let Some(why) = third_party_refusal(&manifest) {
         bail!("cannot install {}: {why}", files.manifest.display());
     }
@@ -176,8 +183,15 @@ pub fn add(
             }
         );
     }
-    let wasm = std::fs::read(&files.component)
-        .with_context(|| format!("cannot read {}", files.component.display()))?;
+    let wasm = read_tool_file(&files.component, "component", MAX_COMPONENT_BYTES).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot install the tool: {e}\n  fix: {}",
+            match e {
+                ToolFileError::TooLarge { .. } => "check that this is the tool's component (`cargo build --release --target wasm32-wasip2` writes it under target/wasm32-wasip2/release/); a component this large is not a tool toolcell runs",
+                _ => "give the tool's built .wasm file itself (copy it into the folder if your build writes it elsewhere)",
+            }
+        )
+    })?;
     sandbox
         .prepare(&wasm)
         .with_context(|| format!("invalid tool component {}", files.component.display()))?;
@@ -191,7 +205,9 @@ pub fn add(
     let staging = tempfile::Builder::new()
         .prefix(&format!(".{}-", manifest.name))
         .tempdir_in(tools_dir)?;
-    std::fs::copy(&files.manifest, staging.path().join(MANIFEST_FILE))?;
+    // What was validated is what is installed, even if the files change
+    // meanwhile.
+    std::fs::write(staging.path().join(MANIFEST_FILE), manifest_text)?;
     std::fs::write(staging.path().join(COMPONENT_FILE), &wasm)?;
     if replacing {
         // One atomic exchange: the new folder takes the old one's place and

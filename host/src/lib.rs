@@ -22,6 +22,7 @@ pub mod llm;
 pub mod locations;
 pub mod manifest;
 pub mod mcp;
+pub mod policy;
 pub mod registry;
 pub mod sandbox;
 pub mod scaffold;

@@ -1,5 +1,5 @@
 //! Where toolcell keeps things outside the workspace: tools installed for
-//! the user, and the compiled-component cache. Both follow the XDG base
+//! the user, the configs the user trusted, and the compiled-component cache. Both follow the XDG base
 //! directories and can be moved with environment variables (which the tests
 //! use to stay inside a temporary folder).
 
@@ -15,6 +15,11 @@ fn from_env_or(var: &str, default: Option<PathBuf>) -> Option<PathBuf> {
         Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
         _ => default.map(|d| d.join("toolcell")),
     }
+}
+
+/// The user's data folder: user tools, the configs the user trusted.
+pub fn data_dir() -> Option<PathBuf> {
+    from_env_or(DATA_DIR_ENV, dirs::data_dir())
 }
 
 /// Tools installed for the user, available in every workspace.

@@ -42,19 +42,140 @@ impl fmt::Display for ToolSource {
     }
 }
 
+/// The largest component toolcell reads: the largest tools measured (a
+/// Python one with its interpreter, 18.5 MB, BENCHMARKS.md) are well under
+/// it, with room for libraries; past it a file is not a tool, and it is held
+/// in memory whole while it compiles.
+pub const MAX_COMPONENT_BYTES: u64 = 64 * 1024 * 1024;
+/// The largest manifest toolcell reads: a `tool.toml` with its JSON Schema
+/// is a few KB.
+pub const MAX_MANIFEST_BYTES: u64 = 1024 * 1024;
+
+/// Why one of a tool's files cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolFileError {
+    // The cause is in the message, not a `source`: error chains print
+    // every source after the message, which would say it twice.
+    #[error("cannot read {}: {error}", path.display())]
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    /// A FIFO would hang the read and a device (`/dev/zero`) never ends.
+    #[error("{}{via} is {kind}, not a regular file", path.display())]
+    NotAFile {
+        path: PathBuf,
+        /// ` (a link to …)` when `path` is a symbolic link.
+        via: String,
+        kind: &'static str,
+    },
+    #[error("{} is larger than {} MiB, the most toolcell reads for a tool's {what}", path.display(), max >> 20)]
+    TooLarge {
+        path: PathBuf,
+        what: &'static str,
+        max: u64,
+    },
+}
+
+/// Reads the tool file `path` (its `what`: "component", "manifest"): a
+/// regular file once links are followed, of at most `max` bytes. The kind
+/// is checked on the opened file (so it cannot be swapped for a FIFO after
+/// the check), opened without blocking (so a FIFO does not hang the open),
+/// and the read stops at `max` even if the file grows while it is read.
+pub fn read_tool_file(path: &Path, what: &'static str, max: u64) -> Result<Vec<u8>, ToolFileError> {
+    use std::io::Read;
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let io = |error| ToolFileError::Io {
+        path: path.to_path_buf(),
+        error,
+    };
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(io)?;
+    let kind = file.metadata().map_err(io)?.file_type();
+    if !kind.is_file() {
+        let via = match std::fs::read_link(path) {
+            Ok(_) => match std::fs::canonicalize(path) {
+                Ok(target) => format!(" (a link to {})", target.display()),
+                Err(_) => " (a link)".to_string(),
+            },
+            Err(_) => String::new(),
+        };
+        let kind = if kind.is_dir() {
+            "a folder"
+        } else if kind.is_fifo() {
+            "a FIFO (named pipe)"
+        } else if kind.is_char_device() {
+            "a character device"
+        } else if kind.is_block_device() {
+            "a block device"
+        } else if kind.is_socket() {
+            "a socket"
+        } else {
+            "of an unknown kind"
+        };
+        return Err(ToolFileError::NotAFile {
+            path: path.to_path_buf(),
+            via,
+            kind,
+        });
+    }
+    let mut bytes = Vec::new();
+    file.take(max + 1).read_to_end(&mut bytes).map_err(io)?;
+    if bytes.len() as u64 > max {
+        return Err(ToolFileError::TooLarge {
+            path: path.to_path_buf(),
+            what,
+            max,
+        });
+    }
+    Ok(bytes)
+}
+
+/// Reads and validates the manifest at `path`, read as [`read_tool_file`]
+/// allows (a FIFO or a device named `tool.toml` must not hang or fill
+/// memory); returns it with its text.
+pub fn load_manifest(path: &Path) -> anyhow::Result<(ToolManifest, String)> {
+    let bytes = read_tool_file(path, "manifest", MAX_MANIFEST_BYTES).map_err(|e| {
+        anyhow::anyhow!(
+            "invalid tool manifest: {e}\n  fix: a tool's manifest is its tool.toml, a small text file: give that file itself"
+        )
+    })?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        anyhow::anyhow!(
+            "invalid tool manifest {}: it is not UTF-8 text\n  fix: save it as UTF-8",
+            path.display()
+        )
+    })?;
+    Ok((ToolManifest::parse(path, &text)?, text))
+}
+
 /// Where a tool's component bytes are.
 #[derive(Debug, Clone)]
 pub enum ComponentSource {
     Embedded(&'static [u8]),
+    /// An installed tool's `tool.wasm`.
     File(PathBuf),
 }
 
+/// Why an installed tool's component cannot be read.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "{0}\n  fix: reinstall the tool from its built .wasm (`toolcell tools add --replace FOLDER`), or remove it (`toolcell tools remove NAME`)"
+)]
+pub struct ComponentReadError(pub ToolFileError);
+
 impl ComponentSource {
-    /// The component's bytes.
-    pub fn read(&self) -> std::io::Result<std::borrow::Cow<'static, [u8]>> {
+    /// The component's bytes: an installed one read as [`read_tool_file`]
+    /// allows, at most [`MAX_COMPONENT_BYTES`].
+    pub fn read(&self) -> Result<std::borrow::Cow<'static, [u8]>, ComponentReadError> {
         match self {
             ComponentSource::Embedded(bytes) => Ok((*bytes).into()),
-            ComponentSource::File(path) => std::fs::read(path).map(Into::into),
+            ComponentSource::File(path) => read_tool_file(path, "component", MAX_COMPONENT_BYTES)
+                .map(Into::into)
+                .map_err(ComponentReadError),
         }
     }
 }
@@ -132,6 +253,28 @@ impl fmt::Display for ToolProblem {
     }
 }
 
+/// How much of a name from outside (an MCP server's tool) a problem shows:
+/// enough to recognise it, and a 10 KB name does not fill the terminal.
+pub const SHOWN_NAME_CHARS: usize = 80;
+
+/// `name` as a problem or error shows it: a single-line field from outside
+/// ([`crate::text::for_terminal_line`]: line breaks and hidden characters
+/// shown as escapes), in backticks, cut on a character boundary to
+/// [`SHOWN_NAME_CHARS`] with its full length said.
+pub fn shown_name(name: &str) -> String {
+    let visible = crate::text::for_terminal_line(name);
+    let shown = crate::text::shorten(&visible, SHOWN_NAME_CHARS);
+    if visible.chars().count() > SHOWN_NAME_CHARS {
+        format!(
+            "`{shown}` ({} characters, {} bytes)",
+            name.chars().count(),
+            name.len()
+        )
+    } else {
+        format!("`{shown}`")
+    }
+}
+
 /// All tools known in one workspace.
 #[derive(Debug, Default)]
 pub struct Registry {
@@ -187,8 +330,8 @@ impl Registry {
                 continue; // an install in progress
             }
             let manifest_path = folder.join(MANIFEST_FILE);
-            match ToolManifest::load(&manifest_path) {
-                Ok(manifest) => match crate::install::third_party_refusal(&manifest) {
+            match load_manifest(&manifest_path) {
+                Ok((manifest, _)) => match crate::install::third_party_refusal(&manifest) {
                     Some(why) => self.problems.push(ToolProblem {
                         location: format!("{source} tool {}", folder.display()),
                         message: why,
@@ -205,7 +348,7 @@ impl Registry {
                 },
                 Err(e) => self.problems.push(ToolProblem {
                     location: format!("{source} tool {}", folder.display()),
-                    message: e.to_string(),
+                    message: format!("{e:#}"),
                 }),
             }
         }
@@ -266,5 +409,51 @@ impl Registry {
     /// Tools that could not be loaded.
     pub fn problems(&self) -> &[ToolProblem] {
         &self.problems
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shown_names_are_one_line_and_cut_on_a_character_with_their_length() {
+        assert_eq!(shown_name("read_file"), "`read_file`");
+        assert_eq!(shown_name("a\nb\u{202e}"), "`a\\nb\\u{202e}`");
+        let cjk = "名".repeat(100);
+        assert_eq!(
+            shown_name(&cjk),
+            format!(
+                "`{}…` (100 characters, 300 bytes)",
+                "名".repeat(SHOWN_NAME_CHARS)
+            )
+        );
+    }
+
+    #[test]
+    fn tool_files_must_be_regular_and_small() {
+        let dir = tempfile::tempdir().unwrap();
+        let small = dir.path().join("small.wasm");
+        std::fs::write(&small, b"0123456789").unwrap();
+        assert_eq!(read_tool_file(&small, "component", 10).unwrap().len(), 10);
+        assert!(matches!(
+            read_tool_file(&small, "component", 9),
+            Err(ToolFileError::TooLarge { max: 9, .. })
+        ));
+        let zero = dir.path().join("zero.wasm");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        let err = read_tool_file(&zero, "component", 10)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.ends_with(
+                "zero.wasm (a link to /dev/zero) is a character device, not a regular file"
+            ),
+            "{err}"
+        );
+        let err = read_tool_file(dir.path(), "component", 10)
+            .unwrap_err()
+            .to_string();
+        assert!(err.ends_with("is a folder, not a regular file"), "{err}");
     }
 }

@@ -1,4 +1,7 @@
-//! Small text helpers for what toolcell shows people and models.
+//! Small text helpers for what toolcell shows people and models, and the
+//! one way text from outside reaches a terminal ([`for_terminal`]).
+
+use std::borrow::Cow;
 
 /// `text` cut to at most `max` characters, with an ellipsis when cut.
 pub fn shorten(text: &str, max: usize) -> String {
@@ -49,22 +52,45 @@ pub fn is_hidden(c: char) -> bool {
         )
 }
 
-/// `text` with every hidden character ([`is_hidden`]) except line breaks
-/// written as `\u{XXXX}`: what a person is asked to approve is what they
-/// see, with nothing hidden or reordered.
-pub fn reveal(text: &str) -> std::borrow::Cow<'_, str> {
-    if !text.chars().any(|c| c != '\n' && is_hidden(c)) {
-        return std::borrow::Cow::Borrowed(text);
+/// A block of text from outside (a model's answer, a tool's output, a
+/// file, an MCP server's words, the store) made safe for a terminal: every
+/// control character, escape sequence and hidden or reordering character
+/// ([`is_hidden`]) is shown as visible text (`\e[8m`, `\r`, `\u{202e}`), so
+/// nothing from outside can move the cursor, hide or recolour text, set a
+/// scroll region or reorder what a person reads. Line breaks and tabs stay.
+/// This is the one way text from outside reaches the terminal; toolcell's
+/// own colours are the only escapes it writes.
+pub fn for_terminal(text: &str) -> Cow<'_, str> {
+    shown_visibly(text, false)
+}
+
+/// A single-line field from outside (a tool or server name, a path, a
+/// status): as [`for_terminal`], and line breaks and tabs shown too (`\n`,
+/// `\t`), so a field cannot add lines to what is around it.
+pub fn for_terminal_line(text: &str) -> Cow<'_, str> {
+    shown_visibly(text, true)
+}
+
+fn shown_visibly(text: &str, one_line: bool) -> Cow<'_, str> {
+    let kept = |c: char| !is_hidden(c) || (!one_line && (c == '\n' || c == '\t'));
+    if text.chars().all(kept) {
+        return Cow::Borrowed(text);
     }
     let mut shown = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        if c != '\n' && is_hidden(c) {
-            shown.push_str(&format!("\\u{{{:04x}}}", c as u32));
-        } else {
-            shown.push(c);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            c if kept(c) => shown.push(c),
+            // A Windows line end in a block is a line end.
+            '\r' if !one_line && chars.peek() == Some(&'\n') => {}
+            '\u{1b}' => shown.push_str("\\e"),
+            '\n' => shown.push_str("\\n"),
+            '\r' => shown.push_str("\\r"),
+            '\t' => shown.push_str("\\t"),
+            c => shown.push_str(&format!("\\u{{{:x}}}", c as u32)),
         }
     }
-    std::borrow::Cow::Owned(shown)
+    Cow::Owned(shown)
 }
 
 #[cfg(test)]
@@ -72,11 +98,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reveal_shows_what_a_terminal_would_hide() {
-        assert_eq!(reveal("plain\ntext"), "plain\ntext");
+    fn terminal_text_shows_what_a_terminal_would_hide() {
         assert_eq!(
-            reveal("a\u{202e}b\u{1b}[8m\u{2066}\u{e0041}\u{ad}"),
-            "a\\u{202e}b\\u{001b}[8m\\u{2066}\\u{e0041}\\u{00ad}"
+            for_terminal("plain\ntext\twith tab"),
+            "plain\ntext\twith tab"
+        );
+        assert!(matches!(for_terminal("plain"), Cow::Borrowed(_)));
+        assert_eq!(
+            for_terminal("a\u{202e}b\u{1b}[8m\u{2066}\u{e0041}\u{ad}\u{9b}1;1r\x07"),
+            "a\\u{202e}b\\e[8m\\u{2066}\\u{e0041}\\u{ad}\\u{9b}1;1r\\u{7}"
+        );
+        assert_eq!(for_terminal("dos\r\nline\rover"), "dos\nline\\rover");
+        assert_eq!(
+            for_terminal_line("x\n$ git status\tnow\r\n"),
+            "x\\n$ git status\\tnow\\r\\n"
         );
     }
 

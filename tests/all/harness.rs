@@ -70,8 +70,27 @@ impl Workspace {
         self.envs.push((key.into(), value.into()));
     }
 
-    /// Writes `content` to `relative` inside the workspace (creating folders).
+    /// Writes `content` to `relative` inside the workspace (creating
+    /// folders). A `toolcell.toml` written by a test is the user's own
+    /// config: it is trusted as written (`toolcell trust`), as a user does
+    /// before it may start programs; the tests of trust itself use
+    /// [`Workspace::write_untrusted`].
     pub fn write(&self, relative: &str, content: &str) -> PathBuf {
+        let path = self.write_untrusted(relative, content);
+        if relative == "toolcell.toml" {
+            // An invalid config cannot be trusted: the test is about its error.
+            let _ = self
+                .command(&["trust"])
+                .output()
+                .expect("running toolcell trust");
+        }
+        path
+    }
+
+    /// Writes `content` to `relative` as [`Workspace::write`] does, but a
+    /// config written this way is not trusted: as one found in a cloned
+    /// repository, or changed by someone else.
+    pub fn write_untrusted(&self, relative: &str, content: &str) -> PathBuf {
         let path = self.root.join(relative);
         std::fs::create_dir_all(path.parent().expect("parent")).expect("folders");
         std::fs::write(&path, content).expect("write");

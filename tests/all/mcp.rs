@@ -23,6 +23,8 @@ struct Session {
     elicit_answers: std::collections::VecDeque<&'static str>,
     /// The elicitation requests the server made.
     asked: Vec<Value>,
+    /// A file someone edits while the next elicitation waits: path, content.
+    edit_while_asked: Option<(std::path::PathBuf, &'static str)>,
 }
 
 impl Drop for Session {
@@ -69,6 +71,7 @@ impl Session {
             next_id: 0,
             elicit_answers: Default::default(),
             asked: Vec::new(),
+            edit_while_asked: None,
         };
         let init = session.request(
             "initialize",
@@ -124,6 +127,9 @@ impl Session {
                     .pop_front()
                     .unwrap_or_else(|| panic!("an unexpected elicitation: {message}"));
                 self.asked.push(message["params"].clone());
+                if let Some((path, content)) = self.edit_while_asked.take() {
+                    std::fs::write(path, content).unwrap();
+                }
                 self.send(
                     json!({"jsonrpc": "2.0", "id": message["id"], "result": {"action": action}}),
                 );
@@ -455,6 +461,39 @@ fn the_mcp_inspector_lists_and_calls_the_tools_and_sees_the_cli_refusal() {
     assert!(
         text(&escape).contains(cli_message),
         "the same refusal: {escape} vs {cli}"
+    );
+}
+
+#[test]
+fn a_file_changed_while_the_client_asked_is_refused_in_band_not_overwritten() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "one\n");
+    let mut mcp = Session::start_with(&ws, &[], json!({"elicitation": {}}));
+    mcp.elicit_answers.extend(["accept"]);
+    mcp.edit_while_asked = Some((ws.root.join("a.txt"), "the user's edit\n"));
+    let wrote = mcp.call("write_file", json!({"path": "a.txt", "content": "model\n"}));
+    assert_eq!(wrote["isError"], true, "{wrote}");
+    assert!(
+        text(&wrote).contains("`a.txt` changed since you approved it"),
+        "{wrote}"
+    );
+    assert_eq!(ws.read("a.txt"), "the user's edit\n");
+    // And a change of the policy is no client's to approve.
+    mcp.elicit_answers.extend(["accept"]);
+    let config = mcp.call(
+        "write_file",
+        json!({"path": "toolcell.toml", "content": "x"}),
+    );
+    assert_eq!(config["isError"], true, "{config}");
+    assert!(
+        text(&config).contains("changes toolcell's own policy"),
+        "{config}"
+    );
+    assert!(!ws.root.join("toolcell.toml").exists());
+    assert_eq!(
+        mcp.asked.len(),
+        1,
+        "the client was not asked about the config"
     );
 }
 

@@ -12,6 +12,7 @@ use jiff::{SignedDuration, Timestamp};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
+use toolcell::policy::trust::TrustStore;
 use toolcell::sandbox::{Allocation, SandboxOptions};
 use toolcell::schedule::clock::{Clock, ManualClock};
 use toolcell::schedule::daemon::{self, DaemonOptions};
@@ -51,6 +52,7 @@ impl TestDaemon {
                 ready_ahead: false,
             },
             user_tools: None,
+            trust: Some(TrustStore::in_data_dir(&ws.data)),
         };
         let (file, c, s) = (ws.root.join("toolcell.toml"), clock.clone(), stop.clone());
         let thread = std::thread::spawn(move || {
@@ -803,4 +805,48 @@ fn a_run_whose_external_call_timed_out_is_not_retried() {
     std::thread::sleep(Duration::from_millis(200));
     assert_eq!(d.runs_when("send", finished).len(), 1, "never retried");
     d.stop();
+}
+
+#[test]
+fn a_reload_that_widens_waits_for_trust_and_one_that_narrows_applies_at_once() {
+    let ws = Workspace::new();
+    ws.write("job.rhai", "\"ok\"\n");
+    let one = "[[schedule]]\nname = \"a\"\nworkflow = \"job.rhai\"\ncron = \"0 * * * *\"\ntimezone = \"UTC\"\n";
+    let two = format!(
+        "{one}[[schedule]]\nname = \"b\"\nworkflow = \"job.rhai\"\ncron = \"15 * * * *\"\ntimezone = \"UTC\"\n"
+    );
+    ws.write("toolcell.toml", &two);
+    let d = TestDaemon::start(&ws, "2026-06-01T11:30:00Z");
+    // A tool (or anyone) widens it: automatic approval and a new root.
+    std::fs::create_dir(ws.root.join("more")).unwrap();
+    ws.write_untrusted(
+        "toolcell.toml",
+        &format!("{two}[[roots]]\npath = \".\"\n[[roots]]\npath = \"more\"\n[tools.write_file]\napproval = \"auto\"\n"),
+    );
+    let held = d.wait_for_log("reload-held");
+    let widens = held["widens"].to_string();
+    assert!(
+        widens.contains("tools.write_file.approval = \\\"auto\\\""),
+        "{held}"
+    );
+    assert!(widens.contains("more (write)"), "{held}");
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(d.logged("reload-held").len(), 1, "said once");
+    assert!(d.logged("reloaded").is_empty(), "not applied on its own");
+    // The user confirms it.
+    let trusted = ws.run(&["trust"]);
+    assert_eq!(trusted.code, 0, "{trusted:?}");
+    d.wait_for_log("reloaded");
+    // Narrowing applies at once, trusted or not.
+    ws.write_untrusted("toolcell.toml", one);
+    while d.logged("reloaded").len() < 2 {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    d.set("2026-06-01T12:15:00.100Z");
+    std::thread::sleep(Duration::from_millis(200));
+    let store = Store::open(&ws.root.join(".toolcell")).unwrap();
+    assert!(
+        store.list_runs(10, None, Some("b")).unwrap().is_empty(),
+        "the schedule taken away does not fire"
+    );
 }

@@ -21,6 +21,9 @@ pub enum Part {
     Pause(Duration),
     /// Send nothing more and keep the connection open (a stalled server).
     Stall,
+    /// Send these bytes again and again until the client hangs up (a
+    /// stream that never ends).
+    Forever(Vec<u8>),
 }
 
 /// One scripted HTTP reply.
@@ -361,6 +364,12 @@ fn write_reply(mut stream: TcpStream, reply: Reply) {
             Part::Pause(d) => std::thread::sleep(d),
             Part::Stall => {
                 std::thread::sleep(Duration::from_secs(600));
+                return;
+            }
+            Part::Forever(bytes) => {
+                // Batched so the client reads at full speed.
+                let batch = bytes.repeat((64 * 1024 / bytes.len().max(1)).max(1));
+                while stream.write_all(&batch).is_ok() {}
                 return;
             }
         }

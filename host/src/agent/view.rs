@@ -68,20 +68,31 @@ const SHOWN_ARGS: usize = 80;
 
 /// The one-line account of a call for people:
 /// `[done] read_file {"path":"a.md"} (3 ms) → {"content":…}`.
+/// Characters of a tool name shown in a status line: a model may invent a
+/// name of any length.
+const SHOWN_NAME: usize = 80;
+
 pub fn status_line(
     call: &ToolCall,
     status: CallStatus,
     duration: Option<Duration>,
     summary: Option<&str>,
 ) -> String {
+    use crate::text::{for_terminal_line, one_line};
+    // The name and arguments are the model's, the summary the tool's: on
+    // one line, nothing in them hidden or reordered.
     let head = format!(
         "[{}] {} {}",
         status.as_str(),
-        call.name,
-        crate::text::one_line(&call.arguments, SHOWN_ARGS)
+        for_terminal_line(&crate::text::shorten(&call.name, SHOWN_NAME)),
+        for_terminal_line(&one_line(&call.arguments, SHOWN_ARGS))
     );
     match (duration, summary) {
-        (Some(d), Some(summary)) => format!("{head} ({}) → {summary}", human_duration(d)),
+        (Some(d), Some(summary)) => format!(
+            "{head} ({}) → {}",
+            human_duration(d),
+            for_terminal_line(summary)
+        ),
         _ => head,
     }
 }

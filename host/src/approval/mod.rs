@@ -53,6 +53,27 @@ pub struct ApprovalRequest<'a> {
     /// a blanket `--yes` and "yes for this run" do not cover it; only
     /// naming it (`--approve TOOL`) or answering does.
     pub every_call: bool,
+    /// The manifest says `always`: each call is asked on its own, with no
+    /// "yes for this run".
+    pub always: bool,
+    /// The call changes toolcell's own policy (the config, its state, a
+    /// scheduled workflow), said as the prompt's first line: no standing
+    /// grant covers it, only a person answering for this very call at a
+    /// terminal.
+    pub policy_change: Option<String>,
+    /// What each path the call changes held when this request was made
+    /// (path, fingerprint): the call runs only if they still do.
+    pub basis: Vec<(String, String)>,
+    /// Those paths changed since the person was last asked about this
+    /// call: this is the change as it is now.
+    pub asked_again: bool,
+}
+
+impl ApprovalRequest<'_> {
+    /// Whether "yes to this tool for the rest of the run" may be offered.
+    pub fn offers_for_run(&self) -> bool {
+        !self.every_call && !self.always && self.policy_change.is_none()
+    }
 }
 
 /// The answer to an [`ApprovalRequest`].
@@ -86,6 +107,13 @@ impl Decision {
 #[async_trait]
 pub trait Approver: Send + Sync {
     async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision;
+
+    /// Whether a person can be shown the call again when its files changed
+    /// between the prompt and the run (a terminal can; a refusal in band
+    /// is the answer otherwise).
+    fn can_ask_again(&self) -> bool {
+        false
+    }
 }
 
 /// Approves everything: a caller that already asked.
@@ -128,10 +156,23 @@ impl StandingApprovals {
         }
     }
 
-    /// Whether `request` was granted up front (`--yes`, `--approve`).
+    /// Whether `request` was granted up front (`--yes`, `--approve`). A
+    /// change of toolcell's own policy never is.
     pub fn covers(&self, request: &ApprovalRequest<'_>) -> bool {
-        (self.all && !request.every_call) || self.tools.contains(request.tool)
+        request.policy_change.is_none()
+            && ((self.all && !request.every_call) || self.tools.contains(request.tool))
     }
+}
+
+/// The refusal of a policy change where no person can approve it.
+pub fn policy_refusal(request: &ApprovalRequest<'_>, asked: &str) -> Decision {
+    Decision::Declined(format!(
+        "{}; only a person approving this very call at a terminal can allow that, and {asked}: no standing grant (--yes, --approve, a schedule's `approve`, approval = \"auto\") covers it\n  fix: edit the file yourself, or make the change from `toolcell chat` or `toolcell tools call` at a terminal and approve it there",
+        request
+            .policy_change
+            .as_deref()
+            .unwrap_or("this call changes toolcell's own policy")
+    ))
 }
 
 #[async_trait]
@@ -142,6 +183,9 @@ impl Approver for StandingApprovals {
         }
         match &self.ask {
             Some(terminal) => terminal.decide(request).await,
+            None if request.policy_change.is_some() => {
+                policy_refusal(request, "there is no terminal to ask on")
+            }
             None if self.all => Decision::Declined(format!(
                 "`{0}` is approved call by call and there is no terminal to ask on: --yes does not cover it; pass --approve {0} to run it unattended",
                 request.tool
@@ -152,5 +196,9 @@ impl Approver for StandingApprovals {
                 self.grant_hint.replace("{tool}", request.tool)
             )),
         }
+    }
+
+    fn can_ask_again(&self) -> bool {
+        self.ask.is_some()
     }
 }

@@ -30,54 +30,61 @@ pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Str
     Some(match tool {
         "write_file" => {
             let path = text("path")?;
+            let shown = one_line(path);
             let new = text("content")?;
             match read_entry(config, path, MAX_DIFF_FILE) {
                 Ok(Entry::Missing) => format!(
-                    "create `{path}` ({} lines, {} bytes)\n{}",
+                    "create `{shown}` ({} lines, {} bytes)\n{}",
                     new.lines().count(),
                     new.len(),
-                    diff("", new, path)
+                    diff("", new, &shown)
                 ),
                 Ok(Entry::File(old)) => match String::from_utf8(old) {
-                    Ok(old) if old == new => format!("`{path}` would not change"),
-                    Ok(old) => diff(&old, new, path),
-                    Err(_) => format!("replace the binary file `{path}`"),
+                    Ok(old) if old == new => format!("`{shown}` would not change"),
+                    Ok(old) => diff(&old, new, &shown),
+                    Err(_) => format!("replace the binary file `{shown}`"),
                 },
-                Ok(Entry::Folder { .. }) => format!("`{path}` is a folder: the tool will refuse"),
-                Ok(Entry::Other) => format!("replace `{path}` (too large to show a diff)"),
-                Err(e) => format!("cannot read `{path}` to show the change: {e}"),
+                Ok(Entry::Folder { .. }) => format!("`{shown}` is a folder: the tool will refuse"),
+                Ok(Entry::Other) => format!("replace `{shown}` (too large to show a diff)"),
+                Err(e) => format!("cannot read `{shown}` to show the change: {e}"),
             }
         }
         "replace_in_file" => {
             let path = text("path")?;
+            let shown = one_line(path);
             let old_text = text("old_text")?;
             let new_text = text("new_text")?;
             match read_entry(config, path, MAX_DIFF_FILE) {
                 Ok(Entry::File(bytes)) => match String::from_utf8(bytes) {
                     Ok(old) => match old.matches(old_text).count() {
-                        1 => diff(&old, &old.replacen(old_text, new_text, 1), path),
-                        0 => format!("`old_text` does not occur in `{path}`: the tool will refuse"),
+                        1 => diff(&old, &old.replacen(old_text, new_text, 1), &shown),
+                        0 => {
+                            format!("`old_text` does not occur in `{shown}`: the tool will refuse")
+                        }
                         n => {
-                            format!("`old_text` occurs {n} times in `{path}`: the tool will refuse")
+                            format!(
+                                "`old_text` occurs {n} times in `{shown}`: the tool will refuse"
+                            )
                         }
                     },
-                    Err(_) => format!("`{path}` is not UTF-8 text: the tool will refuse"),
+                    Err(_) => format!("`{shown}` is not UTF-8 text: the tool will refuse"),
                 },
-                Ok(Entry::Missing) => format!("`{path}` does not exist: the tool will refuse"),
-                Ok(_) => format!("edit `{path}` (cannot show a diff of it)"),
-                Err(e) => format!("cannot read `{path}` to show the change: {e}"),
+                Ok(Entry::Missing) => format!("`{shown}` does not exist: the tool will refuse"),
+                Ok(_) => format!("edit `{shown}` (cannot show a diff of it)"),
+                Err(e) => format!("cannot read `{shown}` to show the change: {e}"),
             }
         }
         "move_path" => {
             let from = text("from")?;
             let to = text("to")?;
+            let to_shown = one_line(to);
             let what = describe(config, from);
             let target = match read_entry(config, to, 0) {
                 Ok(Entry::Missing) => String::new(),
-                Ok(_) => format!("\n`{to}` already exists: the tool will refuse"),
-                Err(e) => format!("\ncannot check `{to}`: {e}"),
+                Ok(_) => format!("\n`{to_shown}` already exists: the tool will refuse"),
+                Err(e) => format!("\ncannot check `{to_shown}`: {e}"),
             };
-            format!("move {what} to `{to}`{target}")
+            format!("move {what} to `{to_shown}`{target}")
         }
         "delete_path" => {
             let path = text("path")?;
@@ -181,13 +188,19 @@ fn run_error_message(error: &RunError) -> &str {
 }
 
 fn describe(config: &WorkspaceConfig, path: &str) -> String {
-    match read_entry(config, path, u64::MAX) {
-        Ok(Entry::File(bytes)) => format!("the file `{path}` ({} bytes)", bytes.len()),
-        Ok(Entry::Folder { entries }) => format!("the folder `{path}` ({entries} entries)"),
-        Ok(Entry::Missing) => format!("`{path}` (which does not exist: the tool will refuse)"),
-        Ok(Entry::Other) => format!("`{path}`"),
-        Err(e) => format!("`{path}` (cannot be read: {e})"),
+    let shown = one_line(path);
+    match read_entry(config, path, MAX_DIFF_FILE) {
+        Ok(Entry::File(bytes)) => format!("the file `{shown}` ({} bytes)", bytes.len()),
+        Ok(Entry::Folder { entries }) => format!("the folder `{shown}` ({entries} entries)"),
+        Ok(Entry::Missing) => format!("`{shown}` (which does not exist: the tool will refuse)"),
+        Ok(Entry::Other) => format!("`{shown}` (a large or special file)"),
+        Err(e) => format!("`{shown}` (cannot be read: {e})"),
     }
+}
+
+/// A path from the model, on one line: it cannot add lines to the prompt.
+fn one_line(path: &str) -> String {
+    crate::text::for_terminal_line(path).into_owned()
 }
 
 /// A unified diff of `old` → `new`, cut to [`MAX_DIFF_LINES`].

@@ -29,7 +29,16 @@ impl TerminalApprover {
 
 /// The text of the prompt for `request`.
 pub fn render(request: &ApprovalRequest<'_>) -> String {
-    let mut text = format!("\n? `{}` wants to run with:\n", request.tool);
+    let mut text = String::from("\n");
+    if let Some(change) = &request.policy_change {
+        text.push_str(&format!("! {change}\n"));
+    }
+    if request.asked_again {
+        text.push_str(
+            "! what this call would change changed since you answered: this is the change now\n",
+        );
+    }
+    text.push_str(&format!("? `{}` wants to run with:\n", request.tool));
     let args = serde_json::to_string_pretty(request.args).unwrap_or_default();
     let args = if args.len() > MAX_SHOWN_ARGS {
         let head = crate::text::shorten(&args, MAX_SHOWN_ARGS / 2);
@@ -55,8 +64,8 @@ pub fn render(request: &ApprovalRequest<'_>) -> String {
     }
     // Nothing in the arguments, the warning or the preview may hide or
     // reorder what is shown.
-    let mut text = crate::text::reveal(&text).into_owned();
-    if request.every_call {
+    let mut text = crate::text::for_terminal(&text).into_owned();
+    if !request.offers_for_run() {
         text.push_str("  [y] yes  [n] no (add a reason: `n too risky`)  [q] quit\n> ");
     } else {
         text.push_str(&format!(
@@ -91,17 +100,18 @@ pub fn parse_answer(line: &str, tool: &str, for_run: bool) -> Option<Decision> {
 #[async_trait]
 impl Approver for TerminalApprover {
     async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision {
-        if self
-            .approved_for_run
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains(request.tool)
+        let for_run = request.offers_for_run();
+        if for_run
+            && self
+                .approved_for_run
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .contains(request.tool)
         {
             return Decision::Approved;
         }
         let prompt = render(request);
         let tool = request.tool.to_string();
-        let for_run = !request.every_call;
         // stdin blocks: read it on a blocking thread so Ctrl-C still reaches
         // the run while the prompt waits.
         let decision = tokio::task::spawn_blocking(move || {
@@ -135,6 +145,10 @@ impl Approver for TerminalApprover {
                 .insert(request.tool.to_string());
         }
         decision
+    }
+
+    fn can_ask_again(&self) -> bool {
+        true
     }
 }
 

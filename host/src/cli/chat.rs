@@ -126,7 +126,7 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
     store
         .finish_run(run, status, answer.as_deref(), error.as_deref())
         .context("cannot record the end of the run")?;
-    eprintln!("toolcell: run {run} is recorded: toolcell runs show {run}");
+    say!("toolcell: run {run} is recorded: toolcell runs show {run}");
     Ok(code)
 }
 
@@ -153,9 +153,9 @@ fn settle(outcome: Outcome, view: &mut TerminalView) -> RunEnd {
         }
         Outcome::Failed(error) => {
             let message = error.to_string();
-            eprintln!("error: {message}");
+            say!("error: {message}");
             if let Some(hint) = error.hint() {
-                eprintln!("  fix: {hint}");
+                say!("  fix: {hint}");
             }
             (RunStatus::Failed, EXIT_ERROR, None, Some(message))
         }

@@ -8,7 +8,6 @@ use crate::schedule::clock::SystemClock;
 use crate::schedule::daemon::{self, DaemonOptions, RELOAD_POLL};
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::signal::unix::{SignalKind, signal};
@@ -41,12 +40,11 @@ pub fn run(config: &Option<PathBuf>, args: DaemonArgs) -> Result<i32> {
             json_logs: args.json,
             reload_poll: RELOAD_POLL,
             log: Arc::new(|line| {
-                let mut out = std::io::stdout().lock();
-                let _ = writeln!(out, "{line}");
-                let _ = out.flush();
+                let _ = super::print_out(line);
             }),
             sandbox: sandbox_options(),
             user_tools: locations::user_tools_dir(),
+            trust: crate::policy::trust::TrustStore::for_user(),
         };
         daemon::run(&file, Arc::new(SystemClock), stop, options).await
     })?;
@@ -65,7 +63,7 @@ fn watch_signals(stop: CancellationToken) -> Result<()> {
                 _ = int.recv() => {}
             }
             if stop.is_cancelled() {
-                eprintln!("toolcell: stopped at once");
+                say!("toolcell: stopped at once");
                 crate::child::stop_all();
                 std::process::exit(EXIT_INTERRUPTED);
             }

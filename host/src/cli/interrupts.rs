@@ -21,11 +21,11 @@ impl Interrupts {
             while tokio::signal::ctrl_c().await.is_ok() {
                 let token = handle.token();
                 if token.is_cancelled() {
-                    eprintln!("\ntoolcell: stopped at once");
+                    say!("\ntoolcell: stopped at once");
                     crate::child::stop_all();
                     std::process::exit(EXIT_INTERRUPTED);
                 }
-                eprintln!("\ntoolcell: stopping (Ctrl-C again to quit at once)");
+                say!("\ntoolcell: stopping (Ctrl-C again to quit at once)");
                 token.cancel();
             }
         });

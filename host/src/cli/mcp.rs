@@ -105,7 +105,7 @@ fn end_if_stuck_after_a_signal(recorder: Weak<DeferredRecorder>) -> Result<()> {
             let mut byte = [0u8];
             if watch.read_exact(&mut byte).is_ok() {
                 std::thread::sleep(STOP_GRACE);
-                eprintln!(
+                say!(
                     "toolcell mcp: the session did not end within {STOP_GRACE:?} of the stop signal (a call is blocked); stopping now"
                 );
                 // Held weakly: a session that ends normally drops (and

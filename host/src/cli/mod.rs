@@ -12,6 +12,22 @@
 //! - 5: an agent run ended without an answer (its round budget ran out);
 //! - 130: the user stopped the run (Ctrl-C).
 
+/// `eprintln!` for what toolcell says on stderr: the whole message goes
+/// through [`crate::text::for_terminal`], so text from outside inside it (a
+/// model server's error, a tool's name, a path) cannot drive the terminal.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::cli::print_err(&format!($($arg)*), true)
+    };
+}
+
+/// `eprint!` likewise: a prompt, with no line end.
+macro_rules! say_inline {
+    ($($arg:tt)*) => {
+        $crate::cli::print_err(&format!($($arg)*), false)
+    };
+}
+
 mod chat;
 mod daemon;
 mod interrupts;
@@ -21,6 +37,7 @@ mod run;
 mod runs;
 mod schedule;
 mod tools;
+mod trust;
 mod undo;
 mod view;
 
@@ -31,7 +48,7 @@ use crate::registry::Registry;
 use crate::sandbox::{Allocation, SandboxOptions};
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 /// Exit code: success.
@@ -92,6 +109,8 @@ enum Command {
     Mcp(mcp::McpArgs),
     /// Run the workspace's schedules in the foreground (until SIGTERM or Ctrl-C).
     Daemon(daemon::DaemonArgs),
+    /// Trust the workspace config as it is now, so it may start the programs it names.
+    Trust(trust::TrustArgs),
     /// Restore what a run's file changes replaced (refused if those files changed since).
     Undo {
         /// The run's id (`toolcell runs list`).
@@ -115,6 +134,7 @@ pub fn main() -> i32 {
         Command::Models(args) => models::run(&cli.config, args),
         Command::Runs(command) => runs::run(&cli.config, command),
         Command::Undo { run } => undo::run(&cli.config, run),
+        Command::Trust(args) => trust::run(&cli.config, args),
         Command::Schedule(command) => schedule::run(&cli.config, command),
         Command::Daemon(args) => daemon::run(&cli.config, args),
         Command::Mcp(args) => mcp::run(&cli.config, args),
@@ -125,7 +145,7 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(e) if is_broken_pipe(&e) => EXIT_OK,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            say!("error: {e:#}");
             EXIT_ERROR
         }
     }
@@ -136,7 +156,8 @@ fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| SafeStderr)
+        .with_ansi(false)
         .with_target(false)
         .without_time()
         .try_init();
@@ -150,18 +171,50 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
     })
 }
 
-/// Writes `text` and a newline to stdout.
+/// Writes `text` and a newline to stdout: shown visibly
+/// ([`crate::text::for_terminal`]) when stdout is a terminal, as it is
+/// when piped (an export, an answer saved to a file keeps its bytes).
 fn print_out(text: &str) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{text}")?;
+    if stdout.is_terminal() {
+        writeln!(stdout, "{}", crate::text::for_terminal(text))?;
+    } else {
+        writeln!(stdout, "{text}")?;
+    }
     stdout.flush()?;
     Ok(())
+}
+
+/// Writes `text` (and a newline, if `line`) to stderr, shown visibly: what
+/// [`say!`] and the log use. stderr is for people, whatever it is.
+pub(crate) fn print_err(text: &str, line: bool) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(crate::text::for_terminal(text).as_bytes());
+    if line {
+        let _ = stderr.write_all(b"\n");
+    }
+    let _ = stderr.flush();
+}
+
+/// stderr for the log: each event shown visibly.
+struct SafeStderr;
+
+impl Write for SafeStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        print_err(&String::from_utf8_lossy(buf), false);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }
 
 /// The workspace config and tool registry for this invocation.
 fn load_workspace(config: &Option<PathBuf>) -> Result<(WorkspaceConfig, Registry)> {
     let cwd = std::env::current_dir().context("cannot determine the current folder")?;
     let config = WorkspaceConfig::discover(config.as_deref(), &cwd)?;
+    warn_untrusted(&config);
     let registry = Registry::load(
         locations::user_tools_dir().as_deref(),
         &config.workspace_tools_dir(),
@@ -188,9 +241,26 @@ fn open_dispatcher_with(config: &Option<PathBuf>, options: SandboxOptions) -> Re
     let (config, registry) = load_workspace(config)?;
     let mut dispatcher = Dispatcher::new(config, registry, options)?;
     for problem in dispatcher.start_mcp_servers()? {
-        eprintln!("warning: {problem}");
+        say!("warning: {problem}");
     }
     Ok(dispatcher)
+}
+
+/// Says which programs the config names but may not start, and how to
+/// let it.
+fn warn_untrusted(config: &WorkspaceConfig) {
+    if config.untrusted.is_empty() {
+        return;
+    }
+    let file = config
+        .file
+        .as_deref()
+        .map(|f| f.display().to_string())
+        .unwrap_or_default();
+    say!(
+        "warning: {file} starts programs, and it is not trusted as it is now (it is new to toolcell, or changed since it was trusted), so none were started:\n  - {}\n  fix: read the file, then run `toolcell trust` to let it start them",
+        config.untrusted.join("\n  - ")
+    );
 }
 
 fn sandbox_options() -> SandboxOptions {

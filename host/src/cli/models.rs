@@ -38,9 +38,9 @@ pub fn run(config: &Option<PathBuf>, args: ModelsArgs) -> Result<i32> {
                 store.remember_model(&provider.server(), provider.model(), caps, KnownBy::Probe)?
             }
             Err(e) => {
-                eprintln!("error: cannot probe {}: {e}", provider.describe());
+                say!("error: cannot probe {}: {e}", provider.describe());
                 if let Some(hint) = e.hint() {
-                    eprintln!("  fix: {hint}");
+                    say!("  fix: {hint}");
                 }
                 return Ok(EXIT_ERROR);
             }

@@ -1,5 +1,6 @@
 //! `toolcell run FILE.rhai` runs a workflow; `toolcell check FILE.rhai`
-//! compiles it and checks the tools it names, without running it.
+//! compiles it and the modules it imports (refusing import cycles) and
+//! checks the tools it names, without running it.
 
 use super::interrupts::Interrupts;
 use super::{EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, load_workspace, open_dispatcher, print_out};
@@ -82,11 +83,11 @@ pub fn run(config: &Option<PathBuf>, args: RunArgs) -> Result<i32> {
             cancel: interrupts.token(),
             output: Box::new(move |level, text| {
                 if level == "print" && !json_output {
-                    println!("{text}");
+                    let _ = super::print_out(text);
                 } else if level == "print" {
-                    eprintln!("{text}");
+                    say!("{text}");
                 } else {
-                    eprintln!("[{level}] {text}");
+                    say!("[{level}] {text}");
                 }
             }),
         };
@@ -116,7 +117,7 @@ pub fn run(config: &Option<PathBuf>, args: RunArgs) -> Result<i32> {
                     &json!({"ok": false, "error": {"kind": kind, "message": failure.to_string()}, "run": run}),
                 )?)?;
             } else {
-                eprintln!("{failure}");
+                say!("{failure}");
             }
         }
     }
@@ -128,10 +129,13 @@ pub fn check(config: &Option<PathBuf>, file: PathBuf) -> Result<i32> {
     let (config, registry) = load_workspace(config)?;
     let workflow = Workflow::load(&file)?;
     let engine = workflow.engine(&config.workflow.limits);
-    let ast = match workflow.compile(&engine) {
+    let ast = match workflow
+        .compile(&engine)
+        .and_then(|ast| workflow.check_imports(&engine, &ast).map(|()| ast))
+    {
         Ok(ast) => ast,
         Err(failure) => {
-            eprintln!("{failure}");
+            say!("{failure}");
             return Ok(EXIT_ERROR);
         }
     };
@@ -149,7 +153,7 @@ pub fn check(config: &Option<PathBuf>, file: PathBuf) -> Result<i32> {
         })
         .collect();
     if !unknown.is_empty() {
-        eprintln!("{}", unknown.join("\n"));
+        say!("{}", unknown.join("\n"));
         return Ok(EXIT_ERROR);
     }
     let mut used: Vec<&str> = calls.iter().map(|(n, _, _)| n.as_str()).collect();

@@ -1,7 +1,7 @@
 //! `toolcell schedule list | run NAME | install`: the workspace's schedules,
 //! their next fire times, a run now, and a systemd user unit for the daemon.
 
-use super::{EXIT_ERROR, EXIT_OK, open_dispatcher, print_out};
+use super::{EXIT_ERROR, EXIT_OK, load_workspace, open_dispatcher, print_out};
 use crate::schedule::config::ScheduleConfig;
 use crate::schedule::daemon::unattended_launch;
 use crate::store::{RunStatus, Store, Trigger};
@@ -36,11 +36,14 @@ pub enum ScheduleCommand {
 }
 
 pub fn run(config: &Option<PathBuf>, command: ScheduleCommand) -> Result<i32> {
-    let dispatcher = open_dispatcher(config)?;
     match command {
-        ScheduleCommand::List { count, json } => list(&dispatcher.config().schedules, count, json),
-        ScheduleCommand::Run { name } => run_now(dispatcher, &name),
-        ScheduleCommand::Install => install(dispatcher.config()),
+        // Listing and installing read the config: they start no program.
+        ScheduleCommand::List { count, json } => {
+            let (config, _) = load_workspace(config)?;
+            list(&config.schedules, count, json)
+        }
+        ScheduleCommand::Run { name } => run_now(open_dispatcher(config)?, &name),
+        ScheduleCommand::Install => install(&load_workspace(config)?.0),
     }
 }
 
@@ -141,7 +144,7 @@ fn run_now(dispatcher: crate::dispatch::Dispatcher, name: &str) -> Result<i32> {
     let (status, result) = runtime.block_on(launch.run(workflow));
     match result {
         Ok(value) => print_out(&format!("run {run} {}: {value}", status.as_str()))?,
-        Err(failure) => eprintln!("run {run} {}: {failure}", status.as_str()),
+        Err(failure) => say!("run {run} {}: {failure}", status.as_str()),
     }
     Ok(if status == RunStatus::Succeeded {
         EXIT_OK

@@ -181,7 +181,7 @@ fn fetch_urls(args: &[String], dir: &Path) -> Result<Vec<PathBuf>> {
         let pinned = PinnedUrl::parse(arg)?;
         let into = dir.join(format!("{i}"));
         std::fs::create_dir(&into)?;
-        eprintln!("downloading {}", pinned.url);
+        say!("downloading {}", pinned.url);
         let file = runtime.block_on(pinned.fetch_into(&into))?;
         if download::is_archive(&file) {
             let unpacked = into.join("unpacked");
@@ -203,12 +203,12 @@ fn confirm_install(
 ) -> Result<()> {
     use std::io::IsTerminal;
     let asked = install::capabilities(manifest);
-    eprintln!("{asked}");
+    say!("{asked}");
     if let Some(old) = replaced {
         // The first line names the tool; the rest is what it asks for.
         let old_asked = install::capabilities(old);
         let same = old_asked.lines().skip(1).eq(asked.lines().skip(1));
-        eprintln!(
+        say!(
             "  replaces:       `{}` {}{}",
             old.name,
             old.version,
@@ -220,7 +220,7 @@ fn confirm_install(
         );
         if !same {
             for line in old_asked.lines().skip(1) {
-                eprintln!("  {line}");
+                say!("  {line}");
             }
         }
     }
@@ -233,7 +233,7 @@ fn confirm_install(
             manifest.name
         );
     }
-    eprint!("Install it? [y/N] ");
+    say_inline!("Install it? [y/N] ");
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer)?;
     if matches!(answer.trim(), "y" | "Y" | "yes") {
@@ -271,7 +271,7 @@ fn call_arguments(args: Option<String>, args_file: Option<PathBuf>) -> Result<Va
 
 fn report_problems(registry: &Registry) {
     for problem in registry.problems() {
-        eprintln!("warning: {problem}");
+        say!("warning: {problem}");
     }
 }
 
@@ -322,7 +322,11 @@ fn list(config: &WorkspaceConfig, registry: &Registry, json: bool) -> Result<i32
                 Backend::Mcp(_) => "any".to_string(),
                 Backend::Component(_) => entry.manifest.capabilities.fs.to_string(),
             },
-            shorten(&entry.manifest.description, DESCRIPTION_WIDTH)
+            // A row is one line, whatever a server wrote.
+            crate::text::for_terminal_line(&shorten(
+                &entry.manifest.description,
+                DESCRIPTION_WIDTH
+            ))
         ));
     }
     print_out(&table)?;
@@ -458,9 +462,9 @@ fn call(
     if logs {
         for (stream, captured) in [("stdout", &outcome.stdout), ("stderr", &outcome.stderr)] {
             if !captured.text.is_empty() || captured.dropped > 0 {
-                eprintln!("--- {name} {stream} ---\n{}", captured.text.trim_end());
+                say!("--- {name} {stream} ---\n{}", captured.text.trim_end());
                 if captured.dropped > 0 {
-                    eprintln!(
+                    say!(
                         "--- {stream} truncated: {} more bytes dropped ---",
                         captured.dropped
                     );
@@ -485,7 +489,7 @@ fn call(
                 let envelope = json!({"ok": false, "error": {"kind": error.kind(), "message": error.to_string()}, "duration_ms": duration_ms});
                 print_out(&serde_json::to_string_pretty(&envelope)?)?;
             } else {
-                eprintln!("error: {error}");
+                say!("error: {error}");
             }
             Ok(if error.is_denial() {
                 EXIT_DENIED

@@ -1,10 +1,12 @@
 //! How an agent run looks at the terminal: the model's answer streams to
 //! stdout; its thinking (dimmed, or hidden) and the tool calls with their
 //! status go to stderr, so `toolcell chat "…" > answer.md` keeps only the
-//! answer.
+//! answer. Everything the model and the tools wrote reaches the terminal
+//! through [`for_terminal`]: the dimming here is the only escape written.
 
 use crate::agent::view::{AgentView, CallStatus, status_line};
 use crate::llm::{StreamEvent, ToolCall};
+use crate::text::for_terminal;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
@@ -16,6 +18,9 @@ pub struct TerminalView {
     show_thinking: bool,
     /// stderr is a terminal: colours and dimming.
     styled: bool,
+    /// stdout is a terminal: the answer is shown visibly (saved to a
+    /// file, it keeps its bytes).
+    answer_to_terminal: bool,
     /// stdout has text without a final newline.
     open_line: bool,
     thinking_open: bool,
@@ -26,6 +31,7 @@ impl TerminalView {
         Self {
             show_thinking,
             styled: std::io::stderr().is_terminal(),
+            answer_to_terminal: std::io::stdout().is_terminal(),
             open_line: false,
             thinking_open: false,
         }
@@ -48,6 +54,7 @@ impl TerminalView {
     fn line(&mut self, text: &str) {
         self.end_lines();
         let mut err = std::io::stderr();
+        let text = for_terminal(text);
         if self.styled {
             let _ = writeln!(err, "{DIM}{text}{RESET}");
         } else {
@@ -68,7 +75,7 @@ impl AgentView for TerminalView {
                     self.thinking_open = true;
                     let _ = write!(err, "{}thinking: ", if self.styled { DIM } else { "" });
                 }
-                let _ = write!(err, "{text}");
+                let _ = write!(err, "{}", for_terminal(text));
                 let _ = err.flush();
             }
             StreamEvent::Content(text) => {
@@ -81,7 +88,11 @@ impl AgentView for TerminalView {
                     );
                 }
                 let mut out = std::io::stdout();
-                let _ = out.write_all(text.as_bytes());
+                let shown = match self.answer_to_terminal {
+                    true => for_terminal(text),
+                    false => std::borrow::Cow::Borrowed(text),
+                };
+                let _ = out.write_all(shown.as_bytes());
                 let _ = out.flush();
                 self.open_line = !text.ends_with('\n');
             }

@@ -182,6 +182,38 @@ pub struct ChatRequest<'a> {
     pub format: Option<&'a Value>,
 }
 
+/// Bytes per token in a prompt's estimate: English text and JSON average
+/// about 4 bytes per token in the tokenizers of common open models.
+pub const BYTES_PER_TOKEN: usize = 4;
+/// What a chat template adds to each message, in tokens.
+const TOKENS_PER_MESSAGE: usize = 8;
+
+impl ChatRequest<'_> {
+    /// About how many tokens the prompt takes: its messages and tool
+    /// definitions, at [`BYTES_PER_TOKEN`]. Servers count their own way;
+    /// this is for a budget, not an exact count.
+    pub fn estimated_tokens(&self) -> usize {
+        let messages: usize = self
+            .messages
+            .iter()
+            .map(|m| {
+                m.content.len()
+                    + m.thinking.len()
+                    + m.tool_calls
+                        .iter()
+                        .map(|c| c.name.len() + c.arguments.len())
+                        .sum::<usize>()
+            })
+            .sum();
+        let tools: usize = self
+            .tools
+            .iter()
+            .map(|t| t.name.len() + t.description.len() + t.parameters.to_string().len())
+            .sum();
+        (messages + tools) / BYTES_PER_TOKEN + self.messages.len() * TOKENS_PER_MESSAGE
+    }
+}
+
 /// Why the model stopped.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -254,6 +286,13 @@ pub enum LlmError {
         "the model server sent nothing for {seconds} s; raise `idle_timeout_ms` under [model] in toolcell.toml if the model is slow to load"
     )]
     Idle { seconds: u64 },
+    /// The reply went past [`stream::MAX_REPLY_BYTES`]; never retried, as
+    /// the same request would stream on the same way.
+    #[error(
+        "the model server's reply went past {} MiB without ending (the cap on one reply, llm::stream::MAX_REPLY_BYTES); it was cut off there and not retried",
+        .limit >> 20
+    )]
+    ReplyTooLong { limit: u64 },
     #[error("{0}")]
     Setup(String),
 }
@@ -295,6 +334,9 @@ impl LlmError {
             } if message.contains("does not support thinking") => {
                 Some("this model cannot think: remove `think` under [model]")
             }
+            LlmError::ReplyTooLong { .. } => Some(
+                "the model (or the server) was repeating itself without end: ask again, perhaps more narrowly, or use another model; a server that ignores max_tokens / num_predict is the cause if it happens every time",
+            ),
             _ => None,
         }
     }

@@ -36,10 +36,13 @@ impl Ollama {
         })
     }
 
-    /// The request body for `request`.
+    /// The request body for `request`: the context size and a generation
+    /// cap ([`ModelSettings::reply_tokens`]) always in `options`.
     pub fn body(&self, request: ChatRequest<'_>) -> Value {
         let mut options = Map::new();
         options.insert("num_ctx".into(), self.settings.num_ctx.into());
+        let cap = self.settings.reply_tokens(request.estimated_tokens());
+        options.insert("num_predict".into(), cap.into());
         if let Some(t) = self.settings.temperature {
             options.insert("temperature".into(), t.into());
         }

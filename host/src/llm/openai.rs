@@ -54,13 +54,16 @@ impl OpenAi {
         })
     }
 
-    /// The request body for `request`.
+    /// The request body for `request`, with a generation cap
+    /// ([`ModelSettings::reply_tokens`]) as `max_tokens`, which
+    /// llama-server, vLLM, LM Studio, DeepSeek and Ollama's `/v1` all take.
     pub fn body(&self, request: ChatRequest<'_>) -> Value {
         let mut body = json!({
             "model": self.model,
             "messages": request.messages.iter().map(wire_message).collect::<Vec<_>>(),
             "stream": true,
             "stream_options": { "include_usage": true },
+            "max_tokens": self.settings.reply_tokens(request.estimated_tokens()),
         });
         if !request.tools.is_empty() {
             body["tools"] = request.tools.iter().map(|t| t.to_wire()).collect();

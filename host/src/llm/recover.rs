@@ -3,7 +3,9 @@
 //! - [`repair_json`]: arguments written as almost-JSON — single quotes,
 //!   trailing commas, unquoted keys, Python literals (`True`, `None`),
 //!   code fences, missing closing braces. Strict parsing comes first;
-//!   repair only when it fails; schema validation after either.
+//!   repair only when it fails; schema validation after either. Text
+//!   nested deeper than [`MAX_JSON_DEPTH`] is refused with a message that
+//!   says so (both scans here are loops, never recursion).
 //! - [`leaked_calls`]: tool calls a model wrote as text instead of
 //!   structured calls — `<tool_call>{…}</tool_call>` blocks (Hermes), a
 //!   bare JSON object `{"name": …, "arguments": …}`, a fenced one, or
@@ -20,18 +22,62 @@ pub struct RecoveredCall {
     pub arguments: Value,
 }
 
+/// The deepest nesting of arrays and objects that arguments may have:
+/// what serde_json's parser accepts (its recursion limit of 128 counts the
+/// level it refuses). Everything downstream (schema validation, the
+/// approval prompt, the run store) then recurses at most this deep.
+pub const MAX_JSON_DEPTH: usize = 127;
+
 /// Parses `text` as a JSON value: strictly, then after repair. Returns the
 /// value and whether it needed repair.
 pub fn parse_lenient(text: &str) -> Result<(Value, bool), String> {
     match serde_json::from_str::<Value>(text.trim()) {
         Ok(value) => Ok((value, false)),
         Err(strict) => {
+            if let Some((line, column)) = too_deep_at(text.trim()) {
+                return Err(format!(
+                    "the JSON nests deeper than {MAX_JSON_DEPTH} levels of arrays and objects (at line {line}, column {column}); send it with less nesting"
+                ));
+            }
             let repaired = repair_json(text);
             serde_json::from_str::<Value>(&repaired)
                 .map(|v| (v, true))
                 .map_err(|_| strict.to_string())
         }
     }
+}
+
+/// Where `text` first opens an array or object past [`MAX_JSON_DEPTH`]
+/// levels (1-based line and column, in characters), ignoring brackets
+/// inside strings of either quote.
+pub fn too_deep_at(text: &str) -> Option<(usize, usize)> {
+    let (mut depth, mut line, mut column) = (0usize, 1, 0);
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        column += 1;
+        if c == '\n' {
+            (line, column) = (line + 1, 0);
+        }
+        match quote {
+            Some(_) if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '"' | '\'' => quote = Some(c),
+                '[' | '{' => {
+                    depth += 1;
+                    if depth > MAX_JSON_DEPTH {
+                        return Some((line, column));
+                    }
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+    }
+    None
 }
 
 /// `text` with the common almost-JSON mistakes fixed (see the module doc).
@@ -309,5 +355,52 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(parse_lenient(text).map(|(v, _)| v), Ok(expected), "{text}");
         }
+    }
+
+    fn nested(depth: usize) -> String {
+        format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+    }
+
+    #[test]
+    fn the_depth_limit_is_serde_json_s_and_past_it_the_error_says_so() {
+        assert!(serde_json::from_str::<Value>(&nested(MAX_JSON_DEPTH)).is_ok());
+        assert!(serde_json::from_str::<Value>(&nested(MAX_JSON_DEPTH + 1)).is_err());
+        assert!(
+            !parse_lenient(&nested(MAX_JSON_DEPTH)).unwrap().1,
+            "no repair needed"
+        );
+        let error = parse_lenient(&nested(MAX_JSON_DEPTH + 1)).unwrap_err();
+        assert!(
+            error.starts_with("the JSON nests deeper than 127 levels")
+                && error.contains("line 1, column 128"),
+            "{error}"
+        );
+        // Brackets in strings are text, not nesting.
+        let quoted = format!(
+            "{{\"a\": \"{}\", 'b': '{}'}}",
+            "[".repeat(500),
+            "{".repeat(500)
+        );
+        assert_eq!(too_deep_at(&quoted), None);
+        assert_eq!(
+            too_deep_at(&format!("{{\n \"a\": {}", "[".repeat(200))),
+            Some((2, 133))
+        );
+    }
+
+    // Regression: a model's arguments `[[[[…` 100,000 levels deep, unclosed
+    // (almost-JSON), must give an error, not a crash, in both parsers here.
+    #[test]
+    fn a_hundred_thousand_levels_from_a_model_are_an_error() {
+        let deep = "[".repeat(100_000);
+        let error = parse_lenient(&deep).unwrap_err();
+        assert!(error.contains("deeper than 127 levels"), "{error}");
+        let deep_object = format!("{{\"path\": {}", "{\"a\": ".repeat(100_000));
+        assert!(parse_lenient(&deep_object).is_err());
+        let leaked =
+            format!("<tool_call>{{\"name\": \"read_file\", \"arguments\": {deep}</tool_call>");
+        assert!(leaked_calls(&leaked, &["read_file"]).is_empty());
+        // Repair alone is a loop too: it closes every bracket.
+        assert_eq!(repair_json(&deep).len(), 200_000);
     }
 }

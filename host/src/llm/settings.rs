@@ -14,6 +14,10 @@
 //! max_retries = 3
 //! tool_format = "auto"                   # ask the server (once); "native" | "text" to decide yourself
 //! ```
+//!
+//! Each request also carries a generation cap (Ollama `num_predict`, OpenAI
+//! `max_tokens`) from what the prompt leaves of `num_ctx`: see
+//! [`ModelSettings::reply_tokens`].
 
 use serde::Deserialize;
 use std::time::Duration;
@@ -77,6 +81,14 @@ pub const DEFAULT_NUM_CTX: u32 = 8192;
 /// The smallest context worth running an agent in: the system prompt and
 /// eight tool schemas take about 1,500 tokens.
 pub const MIN_NUM_CTX: u32 = 2048;
+/// The most tokens one reply may generate: an agent's turn is a few tool
+/// calls or an answer, and 16k tokens is a 64 KB file written in one call;
+/// a model that goes on longer is looping. It sets
+/// [`super::stream::MAX_REPLY_BYTES`] too.
+pub const MAX_REPLY_TOKENS: u32 = 16_384;
+/// The fewest tokens a reply is allowed, even when the prompt (by the
+/// estimate) fills the context: room for a tool call or a short answer.
+pub const MIN_REPLY_TOKENS: u32 = 512;
 /// A model loading into memory can take minutes before its first byte.
 pub const DEFAULT_IDLE_TIMEOUT_MS: u64 = 300_000;
 /// Retries of one model request on connection errors, 429 and 5xx.
@@ -208,8 +220,42 @@ impl ModelSettings {
         })
     }
 
+    /// The generation cap sent with a request (Ollama `options.num_predict`,
+    /// OpenAI-compatible `max_tokens`) for a prompt of about `prompt_tokens`:
+    /// what is left of `num_ctx` after the prompt, but at least
+    /// [`MIN_REPLY_TOKENS`] and at most [`MAX_REPLY_TOKENS`].
+    ///
+    /// `num_ctx` is the context size: the configured one, lowered to the
+    /// model's own when its server says (`agent::fit`). When neither says
+    /// (an OpenAI-compatible server that does not report it, no `num_ctx`
+    /// in the config), it is [`DEFAULT_NUM_CTX`], so the cap is then what
+    /// that default context leaves.
+    pub fn reply_tokens(&self, prompt_tokens: usize) -> u32 {
+        let left = (self.num_ctx as usize).saturating_sub(prompt_tokens);
+        u32::try_from(left)
+            .unwrap_or(u32::MAX)
+            .clamp(MIN_REPLY_TOKENS, MAX_REPLY_TOKENS)
+    }
+
     /// `base_url` joined with `path`, without doubled slashes.
     pub fn endpoint(&self, path: &str) -> String {
         format!("{}/{}", self.base_url.trim_end_matches('/'), path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reply_cap_is_what_the_prompt_leaves_within_bounds() {
+        let settings = ModelSettings::default();
+        assert_eq!(settings.reply_tokens(2000), DEFAULT_NUM_CTX - 2000);
+        assert_eq!(settings.reply_tokens(9000), MIN_REPLY_TOKENS);
+        let large = ModelSettings {
+            num_ctx: 131_072,
+            ..ModelSettings::default()
+        };
+        assert_eq!(large.reply_tokens(100), MAX_REPLY_TOKENS);
     }
 }

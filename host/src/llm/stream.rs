@@ -1,6 +1,7 @@
 //! The HTTP side shared by the providers: send one JSON request, turn a
 //! failed status into an error with the server's own message, and read the
-//! body chunk by chunk with an idle timeout.
+//! body chunk by chunk with an idle timeout and a cap on its total size
+//! ([`MAX_REPLY_BYTES`]), so a stream that never ends is cut off.
 
 use super::{LlmError, StreamSink, Turn};
 use futures_util::StreamExt;
@@ -13,6 +14,13 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The longest error body read for a message: error pages can be large.
 const MAX_ERROR_BODY: usize = 64 * 1024;
+
+/// The most bytes of one streamed reply read: the longest reply asked for
+/// ([`super::settings::MAX_REPLY_TOKENS`]) at up to 1 KiB of wire per token
+/// (an OpenAI-style chunk is ~250 bytes a token, an Ollama line ~120, a
+/// call's arguments escaped once more); past it the server is not
+/// answering but streaming without end.
+pub const MAX_REPLY_BYTES: u64 = super::settings::MAX_REPLY_TOKENS as u64 * 1024;
 
 /// An HTTP client for one provider.
 pub fn client() -> Result<reqwest::Client, LlmError> {
@@ -186,7 +194,8 @@ pub trait TurnDecoder: Default {
     fn into_turn(self) -> Result<Turn, LlmError>;
 }
 
-/// One model exchange: POST `body`, decode the streamed answer with `D`.
+/// One model exchange: POST `body`, decode the streamed answer with `D`;
+/// a reply past [`MAX_REPLY_BYTES`] is [`LlmError::ReplyTooLong`].
 pub async fn exchange<D: TurnDecoder>(
     request: reqwest::RequestBuilder,
     url: &str,
@@ -196,7 +205,17 @@ pub async fn exchange<D: TurnDecoder>(
 ) -> Result<Turn, LlmError> {
     let response = post_json(request, url, body, idle).await?;
     let mut decoder = D::default();
-    let done = read_body(response, idle, |chunk| decoder.push(chunk, sink)).await?;
+    let mut received: u64 = 0;
+    let done = read_body(response, idle, |chunk| {
+        received += chunk.len() as u64;
+        if received > MAX_REPLY_BYTES {
+            return Err(LlmError::ReplyTooLong {
+                limit: MAX_REPLY_BYTES,
+            });
+        }
+        decoder.push(chunk, sink)
+    })
+    .await?;
     if !done {
         decoder.finish(sink)?;
     }

@@ -3,16 +3,27 @@
 //! (so arguments are validated before the server sees them), the server's
 //! call timeout as its limit, and `ask` as its default approval unless the
 //! server's config says `approval = "auto"`.
+//!
+//! Names and descriptions come from the server, a stranger: problems show
+//! names through [`shown_name`] (one line, cut, with the full length said),
+//! and a description is kept to [`MAX_DESCRIPTION_CHARS`].
 
 use super::client::Started;
 use super::config::{McpServerConfig, ServerApproval};
 use crate::limits::{self, Limits};
 use crate::manifest::{Capabilities, ManifestApproval, ToolManifest};
-use crate::registry::{McpTool, Registry, ToolProblem};
+use crate::registry::{McpTool, Registry, ToolProblem, shown_name};
 use serde_json::Value;
 
 /// Function names a model accepts: at most 64 bytes of `[A-Za-z0-9_-]`.
 const MAX_FUNCTION_NAME_LEN: usize = 64;
+/// The longest description kept: it tells a model when to use the tool (the
+/// reference servers' longest is ~600 characters), and every request
+/// carries it.
+pub const MAX_DESCRIPTION_CHARS: usize = 2048;
+/// How much of a server's error about a tool a problem shows (a schema
+/// error may quote the whole schema).
+const SHOWN_ERROR_CHARS: usize = 300;
 
 /// Adds the tools each started server listed to `registry`; returns a
 /// problem for each server that did not start or tool that cannot be offered.
@@ -35,14 +46,20 @@ pub fn register(registry: &mut Registry, started: &[Started]) -> Vec<ToolProblem
         for tool in tools {
             let name = function_name(&server.name, &tool.name);
             let problem = if name.len() > MAX_FUNCTION_NAME_LEN {
+                let fix = if tool.name.chars().count() + 3 > MAX_FUNCTION_NAME_LEN {
+                    "the server names it too long for any model; ask its authors for a shorter name, or disable that server"
+                } else {
+                    "give the server a shorter `name`"
+                };
                 Some(format!(
-                    "its tool `{}` would be named `{name}`, over the {MAX_FUNCTION_NAME_LEN} bytes models accept; it is left out\n  fix: give the server a shorter `name`",
-                    tool.name
+                    "its tool {} would be named {}, over the {MAX_FUNCTION_NAME_LEN} bytes models accept; it is left out\n  fix: {fix}",
+                    shown_name(&tool.name),
+                    shown_name(&name),
                 ))
             } else if registry.get(&name).is_some() {
                 Some(format!(
-                    "two of its tools are both named `{name}` once made into function names; `{}` is left out",
-                    tool.name
+                    "two of its tools are both named `{name}` once made into function names; {} is left out",
+                    shown_name(&tool.name)
                 ))
             } else {
                 None
@@ -64,7 +81,14 @@ pub fn register(registry: &mut Registry, started: &[Started]) -> Vec<ToolProblem
                 ),
                 Err(message) => problems.push(ToolProblem {
                     location: location.clone(),
-                    message: format!("its tool `{}` is left out: {message}", tool.name),
+                    message: format!(
+                        "its tool {} is left out: {}",
+                        shown_name(&tool.name),
+                        crate::text::shorten(
+                            &crate::text::for_terminal_line(&message),
+                            SHOWN_ERROR_CHARS
+                        )
+                    ),
                 }),
             }
         }
@@ -100,6 +124,18 @@ pub fn is_function_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
 }
 
+/// The server's description of `tool` (or its title), cut to
+/// [`MAX_DESCRIPTION_CHARS`]. Its characters stay as they are: what reaches
+/// a terminal is escaped there ([`crate::text::for_terminal`]).
+fn description_of(tool: &rmcp::model::Tool) -> String {
+    let given = tool
+        .description
+        .as_deref()
+        .or(tool.title.as_deref())
+        .unwrap_or("");
+    crate::text::shorten(given.trim(), MAX_DESCRIPTION_CHARS)
+}
+
 /// The manifest of one external tool.
 fn manifest_for(
     server: &McpServerConfig,
@@ -117,13 +153,7 @@ fn manifest_for(
         .as_ref()
         .and_then(|a| a.read_only_hint)
         .unwrap_or(false);
-    let description = tool
-        .description
-        .as_deref()
-        .or(tool.title.as_deref())
-        .unwrap_or("")
-        .trim()
-        .to_string();
+    let description = description_of(tool);
     let timeout_ms = u64::try_from(server.call_timeout.as_millis()).unwrap_or(u64::MAX);
     Ok(ToolManifest {
         name: name.to_string(),

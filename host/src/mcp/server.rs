@@ -254,6 +254,9 @@ struct AskTheClient<'a> {
 #[async_trait::async_trait]
 impl Approver for AskTheClient<'_> {
     async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision {
+        if request.policy_change.is_some() {
+            return crate::approval::policy_refusal(request, "an MCP client is not that terminal");
+        }
         let granted = self.granted.covers(request);
         let can_ask = self
             .client
@@ -297,5 +300,5 @@ fn approval_message(request: &ApprovalRequest<'_>) -> String {
     if let Some(preview) = &request.preview {
         text.push_str(&format!("\n\n{preview}"));
     }
-    crate::text::reveal(&text).into_owned()
+    crate::text::for_terminal(&text).into_owned()
 }

@@ -8,6 +8,7 @@
 //! limiter that remembers whether it said no.
 
 use super::bindings::{CommandTool, CommandToolPre};
+use super::fs_guard::{FileGuard, GuardedFs};
 use super::network::NetworkPolicy;
 use super::output::CappedOutput;
 use super::process::ProcessPolicy;
@@ -75,6 +76,7 @@ pub struct CellState {
     http: WasiHttpCtx,
     network: NetworkPolicy,
     pub(super) process: ProcessPolicy,
+    pub(super) files: FileGuard,
     pub limiter: MemoryLimiter,
 }
 
@@ -107,11 +109,34 @@ impl CellState {
             http: WasiHttpCtx::new(),
             network: NetworkPolicy::new(grant.network.clone()),
             process: ProcessPolicy::new(&grant.tool, grant.process.clone(), grant.preopens.clone()),
+            files: {
+                let roots = grant
+                    .preopens
+                    .iter()
+                    .map(|p| (p.host.clone(), p.guest.clone()))
+                    .collect();
+                let mut guard = FileGuard::new(grant.files.clone(), roots);
+                guard.allow_policy_change(&grant.policy_changes);
+                guard
+            },
             limiter: MemoryLimiter {
                 limit_bytes: grant.limits.memory_bytes(),
                 reached: false,
             },
         })
+    }
+}
+
+impl CellState {
+    /// The cell's file system, through its [`FileGuard`].
+    pub(super) fn guarded_fs(&mut self) -> GuardedFs<'_> {
+        GuardedFs {
+            inner: wasmtime_wasi::filesystem::WasiFilesystemCtxView {
+                ctx: self.wasi.filesystem(),
+                table: &mut self.table,
+            },
+            guard: &mut self.files,
+        }
     }
 }
 

@@ -7,6 +7,8 @@
 //! - [`output`]: captured, capped stdout/stderr;
 //! - [`network`]: which hosts a cell may reach over wasi:http;
 //! - [`process`]: which programs a cell may run, and how;
+//! - [`fs_guard`]: the cell's file system, with toolcell's policy files and
+//!   the user's secrets out of reach;
 //! - [`bindings`]: the generated host side of `toolcell:tool`;
 //! - `keeper`: with [`SandboxOptions::ready_ahead`], the next cell of a tool
 //!   built before its call and used ones torn down, on a thread of their own.
@@ -21,8 +23,10 @@ pub mod bindings;
 pub mod cache;
 pub mod cell;
 pub mod engine;
+pub mod fs_guard;
 mod keeper;
 pub mod network;
+mod openat;
 pub mod output;
 pub mod process;
 
@@ -139,6 +143,14 @@ impl Sandbox {
         // toolchain instantiate; what each cell may actually do is decided
         // by its context (see `cell`).
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
+        // The file system of WASI replaced by the guarded one: every call
+        // that names a path passes the workspace's file rules.
+        linker.allow_shadowing(true);
+        wasmtime_wasi::p2::bindings::filesystem::types::add_to_linker::<_, fs_guard::Guarded>(
+            &mut linker,
+            CellState::guarded_fs,
+        )?;
+        linker.allow_shadowing(false);
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         bindings::toolcell::tool::process::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
             &mut linker,
@@ -326,7 +338,7 @@ async fn call_tool(
     store.data_mut().process.start_clock(Instant::now() + limit);
     let call = instance.toolcell_tool_tool().call_call(&mut *store, args);
     let returned = within_time_limit(grant, call).await?;
-    match returned {
+    let outcome = match returned {
         Ok(Ok(text)) => {
             if text.len() as u64 > grant.limits.max_output_bytes {
                 return Err(RunError::OutputTooLarge {
@@ -348,6 +360,31 @@ async fn call_tool(
             Err(RunError::Tool { kind, message })
         }
         Err(error) => Err(run_error(&error, store, grant)),
+    };
+    guard_verdict(store.data().files.refusals(), outcome)
+}
+
+/// The outcome of a call in the words of its [`fs_guard`]: a call that
+/// tried to change the policy is refused whatever the tool made of it; a
+/// call that failed on a secret says so (one that went on without it, like
+/// a search, stands).
+fn guard_verdict(
+    refusals: &[fs_guard::Refusal],
+    outcome: Result<serde_json::Value, RunError>,
+) -> Result<serde_json::Value, RunError> {
+    let denied = |refusal: &fs_guard::Refusal| RunError::Tool {
+        kind: ToolErrorKind::Denied,
+        message: refusal.message(),
+    };
+    if let Some(policy) = refusals
+        .iter()
+        .find(|r| matches!(r, fs_guard::Refusal::Policy { .. }))
+    {
+        return Err(denied(policy));
+    }
+    match (outcome, refusals.first()) {
+        (Err(RunError::Tool { .. }), Some(secret)) => Err(denied(secret)),
+        (outcome, _) => outcome,
     }
 }
 

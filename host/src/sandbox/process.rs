@@ -15,9 +15,7 @@
 use super::bindings::toolcell::tool::process::{Command, Host, Output, RunError};
 use crate::child;
 use crate::grant::Preopen;
-use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Component, Path, PathBuf};
@@ -439,35 +437,12 @@ impl CappedBuffer {
 /// Opens folder `path` (an `O_PATH` descriptor) with `openat2`, refusing
 /// any symbolic link on the way.
 fn open_without_links(path: &Path) -> std::io::Result<OwnedFd> {
-    let path = CString::new(path.as_os_str().as_bytes())?;
-    /// `struct open_how` of openat2(2) (libc's is non-exhaustive).
-    #[repr(C)]
-    struct OpenHow {
-        flags: u64,
-        mode: u64,
-        resolve: u64,
-    }
-    let how = OpenHow {
-        flags: (libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC) as u64,
-        mode: 0,
-        resolve: libc::RESOLVE_NO_SYMLINKS,
-    };
-    // SAFETY: `path` is NUL-terminated and `how` is a valid open_how of the
-    // size passed; the kernel reads both and returns a new descriptor.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            libc::AT_FDCWD,
-            path.as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: the kernel just returned this descriptor, owned by no one else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    super::openat::openat2(
+        libc::AT_FDCWD,
+        path,
+        libc::O_PATH | libc::O_DIRECTORY,
+        libc::RESOLVE_NO_SYMLINKS,
+    )
 }
 
 fn is_executable(path: &Path) -> bool {

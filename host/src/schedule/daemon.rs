@@ -25,6 +25,7 @@ use super::config::{CatchUp, Overlap, ScheduleConfig};
 use crate::approval::StandingApprovals;
 use crate::config::WorkspaceConfig;
 use crate::dispatch::Dispatcher;
+use crate::policy::trust::TrustStore;
 use crate::registry::Registry;
 use crate::sandbox::SandboxOptions;
 use crate::store::{RunId, RunStatus, Store, Trigger};
@@ -86,6 +87,8 @@ pub struct DaemonOptions {
     pub sandbox: SandboxOptions,
     /// Where user-installed tools live.
     pub user_tools: Option<PathBuf>,
+    /// The configs the user trusted (`toolcell trust`).
+    pub trust: Option<TrustStore>,
 }
 
 /// What the daemon keeps per schedule.
@@ -134,7 +137,7 @@ pub async fn run<C: Clock>(
 ) -> Result<()> {
     // Stamped before loading: an edit made while starting is seen later.
     let config_stamp = stamp(config_file);
-    let config = WorkspaceConfig::load(config_file)?;
+    let config = WorkspaceConfig::load_with_trust(config_file, options.trust.as_ref())?;
     let _lock = DaemonLock::acquire(&config.state_dir())?;
     let store = Arc::new(Store::open(&config.state_dir())?);
     // With the lock held, runs still `running` under this process id were
@@ -155,7 +158,10 @@ pub async fn run<C: Clock>(
         done_tx,
         last_prune: None,
         reloading: false,
+        held: None,
     };
+    let untrusted = daemon.config.untrusted.clone();
+    daemon.warn_untrusted(&untrusted);
     daemon.log(
         "started",
         None,
@@ -216,8 +222,18 @@ fn dispatcher_for(config: &WorkspaceConfig, options: &DaemonOptions) -> Result<D
     Ok(dispatcher)
 }
 
-/// A config loaded for a reload, with its dispatcher.
-type Loaded = Result<(Dispatcher, WorkspaceConfig)>;
+/// A config loaded for a reload: with its dispatcher, or held back because
+/// it widens what schedules may do and the user has not confirmed it.
+type Loaded = Result<Reload>;
+
+/// What a reload found.
+enum Reload {
+    Ready(Box<(Dispatcher, WorkspaceConfig)>),
+    Held {
+        wider: Vec<String>,
+        fingerprint: Option<String>,
+    },
+}
 
 /// What tells that the config file changed: its modification time, size
 /// and inode (a save within one timestamp tick still changes one of them,
@@ -246,6 +262,9 @@ struct Daemon<C: Clock> {
     /// blocking thread: the loop goes on firing meanwhile.
     reloading: bool,
     last_prune: Option<Timestamp>,
+    /// The fingerprint of a changed config held back (it widens what
+    /// schedules may do and was not confirmed), once said.
+    held: Option<String>,
 }
 
 impl Slot {
@@ -672,9 +691,23 @@ impl<C: Clock> Daemon<C> {
             self.options.clone(),
             loaded_tx.clone(),
         );
+        let running = self.config.clone();
         tokio::task::spawn_blocking(move || {
-            let loaded = WorkspaceConfig::load(&file)
-                .and_then(|config| Ok((dispatcher_for(&config, &options)?, config)));
+            let loaded = WorkspaceConfig::load_with_trust(&file, options.trust.as_ref()).and_then(
+                |config| {
+                    let wider = crate::schedule::widening::widening(&running, &config);
+                    if !wider.is_empty() && !config.is_trusted(options.trust.as_ref()) {
+                        return Ok(Reload::Held {
+                            wider,
+                            fingerprint: config.fingerprint,
+                        });
+                    }
+                    Ok(Reload::Ready(Box::new((
+                        dispatcher_for(&config, &options)?,
+                        config,
+                    ))))
+                },
+            );
             let _ = tx.send(loaded);
         });
     }
@@ -682,7 +715,27 @@ impl<C: Clock> Daemon<C> {
     fn apply_reload(&mut self, loaded: Loaded) {
         self.reloading = false;
         match loaded {
-            Ok((dispatcher, config)) => {
+            Ok(Reload::Held { wider, fingerprint }) => {
+                // Looked at again at every poll, so that `toolcell trust`
+                // applies it; said once per version of the file.
+                self.config_stamp = None;
+                if self.held != fingerprint {
+                    self.held = fingerprint;
+                    self.log(
+                        "reload-held",
+                        None,
+                        json!({"widens": wider}),
+                        format!(
+                            "the changed config widens what schedules may do ({}); the previous config stays until you confirm it: run `toolcell trust` in the workspace",
+                            wider.join("; ")
+                        ),
+                    );
+                }
+            }
+            Ok(Reload::Ready(ready)) => {
+                let (dispatcher, config) = *ready;
+                self.held = None;
+                self.warn_untrusted(&config.untrusted);
                 self.dispatcher = Arc::new(dispatcher);
                 self.config = config;
                 self.install_schedules(Install::Reload);
@@ -806,6 +859,23 @@ impl<C: Clock> Daemon<C> {
             Some(schedule),
             json!({"message": text}),
             text.clone(),
+        );
+    }
+
+    /// Says which programs the config names but may not start (it is not
+    /// trusted as it is).
+    fn warn_untrusted(&self, untrusted: &[String]) {
+        if untrusted.is_empty() {
+            return;
+        }
+        self.log(
+            "untrusted",
+            None,
+            json!({"not_started": untrusted}),
+            format!(
+                "the config starts programs but is not trusted as it is, so they are not started ({}); run `toolcell trust` in the workspace to let it",
+                untrusted.join("; ")
+            ),
         );
     }
 

@@ -5,3 +5,4 @@ pub mod config;
 pub mod cron;
 pub mod daemon;
 pub mod memory;
+pub mod widening;

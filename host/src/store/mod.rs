@@ -183,25 +183,30 @@ pub struct CallRun {
 
 impl Store {
     /// Opens (creating if needed) the store in `state_dir`, and marks runs
-    /// whose process is gone as interrupted.
+    /// whose process is gone as interrupted. Errors name the file, and for
+    /// a damaged one say what to do ([`store_error`]).
     pub fn open(state_dir: &Path) -> Result<Self> {
         std::fs::create_dir_all(state_dir)
             .with_context(|| format!("cannot create {}", state_dir.display()))?;
         let path = state_dir.join(DB_FILE);
-        let conn = Connection::open(&path)
-            .with_context(|| format!("cannot open the run store {}", path.display()))?;
-        conn.busy_timeout(BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        schema::migrate(&conn)
-            .with_context(|| format!("cannot set up the run store {}", path.display()))?;
+        let conn = Self::connect(&path).map_err(|e| store_error(&path, e))?;
         let store = Self {
             conn: Mutex::new(conn),
             path,
         };
-        store.mark_interrupted()?;
+        store.with(|conn| mark_interrupted(conn))?;
         Ok(store)
+    }
+
+    /// The connection to `path`, set up and migrated.
+    fn connect(path: &Path) -> Result<Connection> {
+        let conn = Connection::open(path).context("cannot open it")?;
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        schema::migrate(&conn).context("cannot set up its tables")?;
+        Ok(conn)
     }
 
     pub fn path(&self) -> &Path {
@@ -212,54 +217,40 @@ impl Store {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn mark_interrupted(&self) -> Result<()> {
-        let conn = self.conn();
-        let mut running = conn.prepare("SELECT id, pid FROM runs WHERE status = 'running'")?;
-        let orphans: Vec<RunId> = running
-            .query_map([], |row| {
-                Ok((row.get::<_, RunId>(0)?, row.get::<_, i64>(1)?))
-            })?
-            .filter_map(|row| row.ok())
-            .filter(|(_, pid)| !process_alive(*pid))
-            .map(|(id, _)| id)
-            .collect();
-        for id in orphans {
-            conn.prepare_cached(
-                "UPDATE runs SET status = 'interrupted', ended_at = ?2,
-                   error = 'the process running it stopped before it finished' WHERE id = ?1",
-            )?
-            .execute(params![id, now_ms()])?;
-            conn.prepare_cached("UPDATE tool_calls SET status = 'interrupted' WHERE run_id = ?1 AND status = 'running'")?.execute(params![id])?;
-        }
-        Ok(())
+    /// Runs `f` on the connection; its errors name the file ([`store_error`]).
+    fn with<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        f(&mut self.conn()).map_err(|e| store_error(&self.path, e))
     }
 
     /// Records the start of a run.
     pub fn start_run(&self, kind: &str, title: &str, model: Option<&str>) -> Result<RunId> {
-        let conn = self.conn();
-        conn.prepare_cached("INSERT INTO runs (kind, title, model, status, started_at, pid) VALUES (?1, ?2, ?3, 'running', ?4, ?5)")?.execute(params![kind, title, model, now_ms(), std::process::id()])?;
-        Ok(conn.last_insert_rowid())
+        self.with(|conn| {
+            conn.prepare_cached("INSERT INTO runs (kind, title, model, status, started_at, pid) VALUES (?1, ?2, ?3, 'running', ?4, ?5)")?.execute(params![kind, title, model, now_ms(), std::process::id()])?;
+            Ok(conn.last_insert_rowid())
+        })
     }
 
     /// Appends a message to a run's conversation.
     pub fn add_message(&self, run: RunId, message: &Message) -> Result<()> {
-        let calls = if message.tool_calls.is_empty() {
-            None
-        } else {
-            Some(serde_json::to_string(&message.tool_calls)?)
-        };
-        self.conn().prepare_cached("INSERT INTO messages (run_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, at)
-             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE run_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?.execute(params![
-                run,
-                message.role.as_str(),
-                message.content,
-                message.thinking,
-                calls,
-                message.tool_call_id,
-                message.tool_name,
-                now_ms()
-            ])?;
-        Ok(())
+        self.with(|conn| {
+            let calls = if message.tool_calls.is_empty() {
+                None
+            } else {
+                Some(serde_json::to_string(&message.tool_calls)?)
+            };
+            conn.prepare_cached("INSERT INTO messages (run_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, at)
+                 VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE run_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?.execute(params![
+                    run,
+                    message.role.as_str(),
+                    message.content,
+                    message.thinking,
+                    calls,
+                    message.tool_call_id,
+                    message.tool_name,
+                    now_ms()
+                ])?;
+            Ok(())
+        })
     }
 
     /// Records a tool call as it starts; returns its row for [`Self::finish_tool_call`].
@@ -270,10 +261,11 @@ impl Store {
         tool: &str,
         arguments: &str,
     ) -> Result<i64> {
-        let conn = self.conn();
-        conn.prepare_cached("INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at)
-             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM tool_calls WHERE run_id = ?1), ?2, ?3, ?4, 'running', ?5)")?.execute(params![run, call_id, tool, arguments, now_ms()])?;
-        Ok(conn.last_insert_rowid())
+        self.with(|conn| {
+            conn.prepare_cached("INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at)
+                 VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM tool_calls WHERE run_id = ?1), ?2, ?3, ?4, 'running', ?5)")?.execute(params![run, call_id, tool, arguments, now_ms()])?;
+            Ok(conn.last_insert_rowid())
+        })
     }
 
     /// Records how a tool call ended.
@@ -286,8 +278,10 @@ impl Store {
         error_kind: Option<&str>,
         duration: Duration,
     ) -> Result<()> {
-        self.conn().prepare_cached("UPDATE tool_calls SET decision = ?2, status = ?3, result = ?4, error_kind = ?5, duration_ms = ?6 WHERE id = ?1")?.execute(params![row, decision, status, result, error_kind, duration.as_secs_f64() * 1000.0])?;
-        Ok(())
+        self.with(|conn| {
+            conn.prepare_cached("UPDATE tool_calls SET decision = ?2, status = ?3, result = ?4, error_kind = ?5, duration_ms = ?6 WHERE id = ?1")?.execute(params![row, decision, status, result, error_kind, duration.as_secs_f64() * 1000.0])?;
+            Ok(())
+        })
     }
 
     /// Records finished tool calls, each as a whole run, in one
@@ -295,31 +289,32 @@ impl Store {
     /// (`toolcell mcp`'s read-only calls, through [`DeferredRecorder`]), so
     /// no call's latency carries a commit.
     pub fn record_call_runs(&self, runs: &[CallRun]) -> Result<()> {
-        let mut conn = self.conn();
-        let tx = conn.transaction()?;
-        for run in runs {
-            let ended = run.ended_at;
-            let started = ended - i64::try_from(run.duration.as_millis()).unwrap_or(0);
-            tx.prepare_cached("INSERT INTO runs (kind, title, status, started_at, ended_at, error, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
-                .execute(params![run.kind, run.title, run.status.as_str(), started, ended, run.error, std::process::id()])?;
-            let id = tx.last_insert_rowid();
-            tx.prepare_cached("INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at, decision, result, error_kind, duration_ms)
-                 VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")?
-                .execute(params![
-                    id,
-                    run.call_id,
-                    run.tool,
-                    run.arguments,
-                    run.call_status,
-                    started,
-                    run.decision,
-                    run.result,
-                    run.error_kind,
-                    run.duration.as_secs_f64() * 1000.0
-                ])?;
-        }
-        tx.commit()?;
-        Ok(())
+        self.with(|conn| {
+            let tx = conn.transaction()?;
+            for run in runs {
+                let ended = run.ended_at;
+                let started = ended - i64::try_from(run.duration.as_millis()).unwrap_or(0);
+                tx.prepare_cached("INSERT INTO runs (kind, title, status, started_at, ended_at, error, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
+                    .execute(params![run.kind, run.title, run.status.as_str(), started, ended, run.error, std::process::id()])?;
+                let id = tx.last_insert_rowid();
+                tx.prepare_cached("INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at, decision, result, error_kind, duration_ms)
+                     VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")?
+                    .execute(params![
+                        id,
+                        run.call_id,
+                        run.tool,
+                        run.arguments,
+                        run.call_status,
+                        started,
+                        run.decision,
+                        run.result,
+                        run.error_kind,
+                        run.duration.as_secs_f64() * 1000.0
+                    ])?;
+            }
+            tx.commit()?;
+            Ok(())
+        })
     }
 
     /// Records how a run ended.
@@ -330,68 +325,75 @@ impl Store {
         answer: Option<&str>,
         error: Option<&str>,
     ) -> Result<()> {
-        self.conn()
-            .prepare_cached(
+        self.with(|conn| {
+            conn.prepare_cached(
                 "UPDATE runs SET status = ?2, ended_at = ?3, answer = ?4, error = ?5 WHERE id = ?1",
             )?
             .execute(params![run, status.as_str(), now_ms(), answer, error])?;
-        Ok(())
+            Ok(())
+        })
     }
 
     /// Appends a line of a workflow's output.
     pub fn add_log(&self, run: RunId, level: &str, text: &str) -> Result<()> {
-        self.conn().prepare_cached("INSERT INTO run_logs (run_id, seq, level, text, at)
-             VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_logs WHERE run_id = ?1), ?2, ?3, ?4)")?.execute(params![run, level, text, now_ms()])?;
-        Ok(())
+        self.with(|conn| {
+            conn.prepare_cached("INSERT INTO run_logs (run_id, seq, level, text, at)
+                 VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_logs WHERE run_id = ?1), ?2, ?3, ?4)")?.execute(params![run, level, text, now_ms()])?;
+            Ok(())
+        })
     }
 
     /// Keeps what a call changed.
     pub fn add_change(&self, change: &ChangeRecord) -> Result<()> {
-        self.conn().prepare_cached("INSERT INTO changes (run_id, call_row, kind, path, partner, before_state, before, after_state, partner_after_state)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")?.execute(params![
-                change.run,
-                change.call_row,
-                change.kind,
-                change.path,
-                change.partner,
-                change.before_state,
-                change.before,
-                change.after_state,
-                change.partner_after_state
-            ])?;
-        Ok(())
+        self.with(|conn| {
+            conn.prepare_cached("INSERT INTO changes (run_id, call_row, kind, path, partner, before_state, before, after_state, partner_after_state)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")?.execute(params![
+                    change.run,
+                    change.call_row,
+                    change.kind,
+                    change.path,
+                    change.partner,
+                    change.before_state,
+                    change.before,
+                    change.after_state,
+                    change.partner_after_state
+                ])?;
+            Ok(())
+        })
     }
 
     /// The changes of `run` not undone yet, oldest first.
     pub fn changes(&self, run: RunId) -> Result<Vec<StoredChange>> {
-        let conn = self.conn();
-        let mut query = conn.prepare(
-            "SELECT id, kind, path, partner, before_state, before, after_state, partner_after_state
-             FROM changes WHERE run_id = ?1 AND undone = 0 ORDER BY id",
-        )?;
-        let rows = query
-            .query_map(params![run], |row| {
-                Ok(StoredChange {
-                    id: row.get(0)?,
-                    kind: row.get(1)?,
-                    path: row.get(2)?,
-                    partner: row.get(3)?,
-                    before_state: row.get(4)?,
-                    before: row.get(5)?,
-                    after_state: row.get(6)?,
-                    partner_after_state: row.get(7)?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        self.with(|conn| {
+            let mut query = conn.prepare(
+                "SELECT id, kind, path, partner, before_state, before, after_state, partner_after_state
+                 FROM changes WHERE run_id = ?1 AND undone = 0 ORDER BY id",
+            )?;
+            let rows = query
+                .query_map(params![run], |row| {
+                    Ok(StoredChange {
+                        id: row.get(0)?,
+                        kind: row.get(1)?,
+                        path: row.get(2)?,
+                        partner: row.get(3)?,
+                        before_state: row.get(4)?,
+                        before: row.get(5)?,
+                        after_state: row.get(6)?,
+                        partner_after_state: row.get(7)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
     }
 
     /// Marks a change as undone.
     pub fn mark_undone(&self, change: i64) -> Result<()> {
-        self.conn()
-            .prepare_cached("UPDATE changes SET undone = 1 WHERE id = ?1")?
-            .execute(params![change])?;
-        Ok(())
+        self.with(|conn| {
+            conn.prepare_cached("UPDATE changes SET undone = 1 WHERE id = ?1")?
+                .execute(params![change])?;
+            Ok(())
+        })
     }
 
     /// The latest runs, newest first; only those with `status`, and of
@@ -402,82 +404,84 @@ impl Store {
         status: Option<&str>,
         schedule: Option<&str>,
     ) -> Result<Vec<RunSummary>> {
-        let conn = self.conn();
-        let mut query = conn.prepare(&format!(
-            "{SUMMARY_SELECT} WHERE (?2 IS NULL OR r.status = ?2) AND (?3 IS NULL OR r.schedule = ?3)
-             ORDER BY r.id DESC LIMIT ?1"
-        ))?;
-        let rows = query
-            .query_map(params![limit as i64, status, schedule], summary_from_row)?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(rows)
+        self.with(|conn| {
+            let mut query = conn.prepare(&format!(
+                "{SUMMARY_SELECT} WHERE (?2 IS NULL OR r.status = ?2) AND (?3 IS NULL OR r.schedule = ?3)
+                 ORDER BY r.id DESC LIMIT ?1"
+            ))?;
+            let rows = query
+                .query_map(params![limit as i64, status, schedule], summary_from_row)?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(rows)
+        })
     }
 
     /// One run with its messages and tool calls.
     pub fn run(&self, id: RunId) -> Result<Option<RunDetail>> {
-        let conn = self.conn();
-        let summary = conn
-            .query_row(
-                &format!("{SUMMARY_SELECT} WHERE r.id = ?1"),
-                params![id],
-                summary_from_row,
-            )
-            .optional()?;
-        let Some(summary) = summary else {
-            return Ok(None);
-        };
-        let mut query = conn.prepare(
-            "SELECT role, content, thinking, tool_calls, tool_call_id, tool_name FROM messages WHERE run_id = ?1 ORDER BY seq",
-        )?;
-        let messages = query
-            .query_map(params![id], |row| {
-                let role: String = row.get(0)?;
-                let calls: Option<String> = row.get(3)?;
-                Ok(serde_json::json!({
-                    "role": role,
-                    "content": row.get::<_, String>(1)?,
-                    "thinking": row.get::<_, String>(2)?,
-                    "tool_calls": calls.and_then(|c| serde_json::from_str::<Value>(&c).ok()).unwrap_or(Value::Array(vec![])),
-                    "tool_call_id": row.get::<_, Option<String>>(4)?,
-                    "tool_name": row.get::<_, Option<String>>(5)?,
-                }))
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?
-            .into_iter()
-            .map(serde_json::from_value)
-            .collect::<Result<Vec<Message>, _>>()
-            .context("a stored message is unreadable")?;
-        let mut query = conn.prepare(
-            "SELECT seq, call_id, tool, arguments, decision, status, result, error_kind, duration_ms, started_at
-             FROM tool_calls WHERE run_id = ?1 ORDER BY seq",
-        )?;
-        let tool_calls = query
-            .query_map(params![id], |row| {
-                Ok(ToolCallRecord {
-                    seq: row.get(0)?,
-                    call_id: row.get(1)?,
-                    tool: row.get(2)?,
-                    arguments: row.get(3)?,
-                    decision: row.get(4)?,
-                    status: row.get(5)?,
-                    result: row.get(6)?,
-                    error_kind: row.get(7)?,
-                    duration_ms: row.get(8)?,
-                    started_at: row.get(9)?,
-                })
-            })?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        let mut query =
-            conn.prepare("SELECT level, text FROM run_logs WHERE run_id = ?1 ORDER BY seq")?;
-        let logs = query
-            .query_map(params![id], |row| Ok((row.get(0)?, row.get(1)?)))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        Ok(Some(RunDetail {
-            summary,
-            messages,
-            tool_calls,
-            logs,
-        }))
+        self.with(|conn| {
+            let summary = conn
+                .query_row(
+                    &format!("{SUMMARY_SELECT} WHERE r.id = ?1"),
+                    params![id],
+                    summary_from_row,
+                )
+                .optional()?;
+            let Some(summary) = summary else {
+                return Ok(None);
+            };
+            let mut query = conn.prepare(
+                "SELECT role, content, thinking, tool_calls, tool_call_id, tool_name FROM messages WHERE run_id = ?1 ORDER BY seq",
+            )?;
+            let messages = query
+                .query_map(params![id], |row| {
+                    let role: String = row.get(0)?;
+                    let calls: Option<String> = row.get(3)?;
+                    Ok(serde_json::json!({
+                        "role": role,
+                        "content": row.get::<_, String>(1)?,
+                        "thinking": row.get::<_, String>(2)?,
+                        "tool_calls": calls.and_then(|c| serde_json::from_str::<Value>(&c).ok()).unwrap_or(Value::Array(vec![])),
+                        "tool_call_id": row.get::<_, Option<String>>(4)?,
+                        "tool_name": row.get::<_, Option<String>>(5)?,
+                    }))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?
+                .into_iter()
+                .map(serde_json::from_value)
+                .collect::<Result<Vec<Message>, _>>()
+                .context("a stored message is unreadable")?;
+            let mut query = conn.prepare(
+                "SELECT seq, call_id, tool, arguments, decision, status, result, error_kind, duration_ms, started_at
+                 FROM tool_calls WHERE run_id = ?1 ORDER BY seq",
+            )?;
+            let tool_calls = query
+                .query_map(params![id], |row| {
+                    Ok(ToolCallRecord {
+                        seq: row.get(0)?,
+                        call_id: row.get(1)?,
+                        tool: row.get(2)?,
+                        arguments: row.get(3)?,
+                        decision: row.get(4)?,
+                        status: row.get(5)?,
+                        result: row.get(6)?,
+                        error_kind: row.get(7)?,
+                        duration_ms: row.get(8)?,
+                        started_at: row.get(9)?,
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut query =
+                conn.prepare("SELECT level, text FROM run_logs WHERE run_id = ?1 ORDER BY seq")?;
+            let logs = query
+                .query_map(params![id], |row| Ok((row.get(0)?, row.get(1)?)))?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            Ok(Some(RunDetail {
+                summary,
+                messages,
+                tool_calls,
+                logs,
+            }))
+        })
     }
 }
 
@@ -502,6 +506,54 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
         trigger: row.get(11)?,
         scheduled_at: row.get(12)?,
     })
+}
+
+/// Marks the runs of processes that are gone as interrupted.
+fn mark_interrupted(conn: &Connection) -> Result<()> {
+    let mut running = conn.prepare("SELECT id, pid FROM runs WHERE status = 'running'")?;
+    let orphans: Vec<RunId> = running
+        .query_map([], |row| {
+            Ok((row.get::<_, RunId>(0)?, row.get::<_, i64>(1)?))
+        })?
+        .filter_map(|row| row.ok())
+        .filter(|(_, pid)| !process_alive(*pid))
+        .map(|(id, _)| id)
+        .collect();
+    for id in orphans {
+        conn.prepare_cached(
+            "UPDATE runs SET status = 'interrupted', ended_at = ?2,
+               error = 'the process running it stopped before it finished' WHERE id = ?1",
+        )?
+        .execute(params![id, now_ms()])?;
+        conn.prepare_cached(
+            "UPDATE tool_calls SET status = 'interrupted' WHERE run_id = ?1 AND status = 'running'",
+        )?
+        .execute(params![id])?;
+    }
+    Ok(())
+}
+
+/// `error`, met using the store at `path`, with the file named. When SQLite
+/// says the file is damaged ("file is not a database", "database disk image
+/// is malformed") it also says what to do: nothing toolcell does can repair
+/// it, and a new store is made when there is none.
+fn store_error(path: &Path, error: anyhow::Error) -> anyhow::Error {
+    let damaged = error.chain().find_map(|cause| {
+        let sqlite = cause.downcast_ref::<rusqlite::Error>()?;
+        matches!(
+            sqlite.sqlite_error_code(),
+            Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase)
+        )
+        .then_some(sqlite)
+    });
+    let Some(damaged) = damaged else {
+        return error.context(format!("the run store {}", path.display()));
+    };
+    let shown = path.display();
+    let folder = path.parent().unwrap_or(Path::new(".")).display();
+    anyhow::anyhow!(
+        "the run store {shown} is damaged ({damaged})\n  fix: move it away, with the {DB_FILE}-wal and {DB_FILE}-shm files beside it (`mkdir {folder}/broken && mv {shown}* {folder}/broken/`); toolcell then makes a new, empty store, and the old runs stay in the moved file (`sqlite3 {folder}/broken/{DB_FILE} .recover` may save some)"
+    )
 }
 
 /// Whether process `pid` still exists.

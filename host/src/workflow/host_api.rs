@@ -16,14 +16,21 @@
 //! | `sleep(ms)` | waits (at most 60 s a call) |
 //! | `env(name)` | a variable listed under `[workflow] env`; `()` if unset |
 //! | `fail(why)` | stops the workflow with an error (cannot be caught) |
+//!
+//! Values crossing into the host or back (tool arguments and results,
+//! `json_stringify`, `json_parse`, `llm_json`, log lines) nest at most
+//! [`MAX_VALUE_DEPTH`] levels; deeper ones throw `#{kind: "too-deep"}`
+//! (see [`super::values`]).
 
 use super::limits::MAX_SLEEP;
+use super::values::{self, MAX_VALUE_DEPTH, dynamic_deeper_than, to_dynamic, to_json};
 use crate::agent::fit::{Fitted, connect_fitted};
 use crate::agent::view::{AgentView, CallStatus};
 use crate::agent::{Agent, AgentSettings, Outcome};
 use crate::approval::Approver;
 use crate::calls::{Recording, ToolRunner};
 use crate::dispatch::Dispatcher;
+use crate::llm::recover::MAX_JSON_DEPTH;
 use crate::llm::{self, ChatRequest, Message, ModelSettings, StreamEvent, ToolCall};
 use crate::store::{RunId, Store};
 use rhai::{Dynamic, Engine, EvalAltResult, Map, Position};
@@ -75,12 +82,16 @@ fn stop(reason: &str) -> Box<EvalAltResult> {
 /// The token `on_progress` and the host functions stop a run with.
 pub const CANCELLED: &str = "cancelled";
 
-fn to_json(value: &Dynamic) -> Fallible<Value> {
-    rhai::serde::from_dynamic::<Value>(value)
-}
-
-fn to_dynamic(value: Value) -> Fallible<Dynamic> {
-    rhai::serde::to_dynamic(value)
+/// `value` as text for the host (log lines, a system prompt); showing a
+/// value recurses once per level of it, so a value past the limit is refused.
+fn text_of(value: &Dynamic, what: &str) -> Fallible<String> {
+    if value.is_string() {
+        return Ok(value.to_string());
+    }
+    if dynamic_deeper_than(value, MAX_VALUE_DEPTH) {
+        return Err(values::too_deep(what));
+    }
+    Ok(value.to_string())
 }
 
 /// Shows tool calls of a script at the terminal, through the output sink.
@@ -145,7 +156,7 @@ impl HostContext {
 
     /// `tool(name, args)`.
     pub fn tool(&self, name: &str, args: &Dynamic) -> Fallible<Dynamic> {
-        let args = to_json(args)?;
+        let args = to_json(args, &format!("the arguments of `{name}`"))?;
         if !args.is_object() {
             return Err(thrown(
                 "invalid-args",
@@ -177,7 +188,7 @@ impl HostContext {
             return Err(stop(CANCELLED));
         }
         match result.value {
-            Some(value) => to_dynamic(value),
+            Some(value) => to_dynamic(&value, &format!("the result of `{name}`")),
             None => Err(thrown(
                 result.error_kind.unwrap_or("failed"),
                 result.error_message.unwrap_or(content),
@@ -298,7 +309,10 @@ impl HostContext {
                 .flat_map(|m| m.tool_calls.iter())
                 .map(|c| json!({"name": c.name, "arguments": c.parsed_arguments().unwrap_or(Value::Null)}))
                 .collect();
-            return to_dynamic(json!({"answer": answer, "calls": calls}));
+            return to_dynamic(
+                &json!({"answer": answer, "calls": calls}),
+                "the agent's answer",
+            );
         }
         Ok(answer.into())
     }
@@ -361,7 +375,7 @@ impl HostContext {
         let model = self.model_settings(options)?;
         let mut messages = Vec::new();
         if let Some(system) = options.get("system") {
-            messages.push(Message::system(system.to_string()));
+            messages.push(Message::system(text_of(system, "the `system` of llm()")?));
         }
         messages.push(Message::user(prompt));
         self.complete(&model, &messages, None)
@@ -369,7 +383,7 @@ impl HostContext {
 
     /// `llm_json(prompt, schema)`: structured output, validated, retried once.
     pub fn llm_json(&self, prompt: &str, schema: &Dynamic) -> Fallible<Dynamic> {
-        let schema = to_json(schema)?;
+        let schema = to_json(schema, "the schema passed to llm_json")?;
         let validator = jsonschema::validator_for(&schema).map_err(|e| {
             thrown(
                 "invalid-args",
@@ -398,7 +412,7 @@ impl HostContext {
                         })
                         .collect();
                     if problems.is_empty() {
-                        return to_dynamic(value);
+                        return to_dynamic(&value, "the model's answer");
                     }
                     last_problem = problems.join("; ");
                 }
@@ -483,6 +497,24 @@ fn parse_json_answer(text: &str) -> Result<Value, serde_json::Error> {
     serde_json::from_str(inner.trim())
 }
 
+/// A `json_parse` failure; serde_json's own depth limit (one level short
+/// of [`MAX_VALUE_DEPTH`]) gets the error kind and advice of the others.
+fn json_parse_error(e: serde_json::Error) -> Box<EvalAltResult> {
+    // serde_json has no error category for it, only this message.
+    if e.to_string().starts_with("recursion limit exceeded") {
+        return thrown(
+            values::TOO_DEEP,
+            format!(
+                "the text given to json_parse nests arrays and objects deeper than {MAX_JSON_DEPTH} levels (at its line {}, column {}); flatten it or parse it in parts",
+                e.line(),
+                e.column()
+            ),
+            &[],
+        );
+    }
+    thrown("invalid-json", e.to_string(), &[])
+}
+
 /// Registers the host functions on `engine`.
 pub fn register(engine: &mut Engine, host: &Arc<HostContext>) {
     let h = host.clone();
@@ -520,7 +552,7 @@ pub fn register(engine: &mut Engine, host: &Arc<HostContext>) {
                     &[],
                 ));
             }
-            h.emit(level, &message.to_string());
+            h.emit(level, &text_of(&message, "the message passed to log")?);
             Ok(())
         },
     );
@@ -529,12 +561,11 @@ pub fn register(engine: &mut Engine, host: &Arc<HostContext>) {
     let h = host.clone();
     engine.on_debug(move |text, _, _| h.emit("debug", text));
     engine.register_fn("json_parse", |text: &str| -> Fallible<Dynamic> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| thrown("invalid-json", e.to_string(), &[]))?;
-        to_dynamic(value)
+        let value: Value = serde_json::from_str(text).map_err(json_parse_error)?;
+        to_dynamic(&value, "the value json_parse read")
     });
     engine.register_fn("json_stringify", |value: Dynamic| -> Fallible<String> {
-        Ok(to_json(&value)?.to_string())
+        Ok(to_json(&value, "the value passed to json_stringify")?.to_string())
     });
     engine.register_fn("now", || -> String {
         jiff::Zoned::now()
@@ -562,4 +593,48 @@ pub fn register(engine: &mut Engine, host: &Arc<HostContext>) {
         map.insert("fail".into(), why.into());
         Err(EvalAltResult::ErrorTerminated(map.into(), Position::NONE).into())
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MAX_JSON_DEPTH;
+    use serde_json::Value;
+
+    fn parsed(text: String) -> Value {
+        serde_json::from_str(&text).unwrap()
+    }
+
+    // Arguments and schemas reach jsonschema (a tool's schema check,
+    // llm_json) at most as deep as serde_json parses; compiling and
+    // validating that deep must fit a 2 MiB stack (this test thread's, like
+    // the runtime's threads) with room to spare.
+    #[test]
+    fn json_schema_at_the_parser_s_depth_fits_a_small_stack() {
+        let levels = MAX_JSON_DEPTH - 1;
+        let schema = parsed(format!(
+            "{}{{\"type\": \"array\", \"maxItems\": 0}}{}",
+            "{\"items\": ".repeat(levels),
+            "}".repeat(levels)
+        ));
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        let instance = parsed(format!(
+            "{}{}",
+            "[".repeat(MAX_JSON_DEPTH),
+            "]".repeat(MAX_JSON_DEPTH)
+        ));
+        assert!(validator.is_valid(&instance));
+        let wrong = parsed(format!(
+            "{}1{}",
+            "[".repeat(MAX_JSON_DEPTH),
+            "]".repeat(MAX_JSON_DEPTH)
+        ));
+        assert!(validator.iter_errors(&wrong).count() > 0);
+
+        let recursive = serde_json::json!({"type": "array", "items": {"$ref": "#"}});
+        let validator = jsonschema::validator_for(&recursive).unwrap();
+        assert!(validator.is_valid(&instance));
+        assert!(!validator.is_valid(&wrong));
+        let pretty = serde_json::to_string_pretty(&wrong).unwrap();
+        assert!(pretty.len() > MAX_JSON_DEPTH);
+    }
 }

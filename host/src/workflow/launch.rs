@@ -1,6 +1,8 @@
 //! One recorded workflow run, as `toolcell run`, `toolcell schedule run`
-//! and the daemon all start it: the script on a blocking thread with the
-//! host's functions, its end written to the run store.
+//! and the daemon all start it: the script on a thread of its own (see
+//! [`Workflow::run`]) with the host's functions, its end written to the run
+//! store. A panic in the script's thread is a failed run, never the
+//! caller's.
 
 use super::host_api::{HostContext, OutputSink};
 use super::limits::ScriptLimits;

@@ -4,15 +4,19 @@
 //! The script engine is sandboxed: rhai itself has no file, process or
 //! network access, and the host adds none except through tools (which go
 //! through the same admission, approval and cells as the agent's calls).
-//! Limits cap operations, call depth, string, array and map sizes and the
-//! wall clock; the wall clock and Ctrl-C also stop a running tool or model
-//! call. rhai is synchronous: the script runs on a blocking thread and
-//! reaches the async host through the runtime's handle
-//! ([`host_api::HostContext`]).
+//! Limits cap operations, call depth, expression and import nesting,
+//! string, array and map sizes, how deeply values nest where they meet the
+//! host, and the wall clock; the wall clock and Ctrl-C also stop a running
+//! tool or model call. rhai is synchronous: the script runs on a thread of
+//! its own (with a stack sized for rhai's recursion, see
+//! [`limits::SCRIPT_STACK_BYTES`]) and reaches the async host through the
+//! runtime's handle ([`host_api::HostContext`]).
 //!
 //! - [`limits`]: `[workflow]` and the defaults;
-//! - [`modules`]: `import` confined to the workflows folder;
+//! - [`modules`]: `import` confined to the workflows folder, without cycles;
 //! - [`host_api`]: the functions scripts see;
+//! - [`values`]: script values as JSON and back, depth-limited;
+//! - [`nesting`]: rhai's recursive printing and comparing, depth-limited;
 //! - [`errors`]: errors with file, line, column, caret and call chain.
 
 pub mod errors;
@@ -20,6 +24,8 @@ pub mod host_api;
 pub mod launch;
 pub mod limits;
 pub mod modules;
+pub mod nesting;
+pub mod values;
 
 use anyhow::{Context, Result};
 use host_api::{CANCELLED, HostContext};
@@ -36,6 +42,8 @@ pub struct Workflow {
     pub display: String,
     /// Its folder (canonical): where imports are looked up.
     pub folder: PathBuf,
+    /// The file itself (canonical): the start of every import chain.
+    pub file: PathBuf,
     pub source: String,
 }
 
@@ -70,15 +78,14 @@ impl Workflow {
     pub fn load(path: &Path) -> Result<Self> {
         let source = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read the workflow {}", path.display()))?;
-        let folder = path
+        let file = path
             .canonicalize()
-            .with_context(|| format!("cannot resolve {}", path.display()))?
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_default();
+            .with_context(|| format!("cannot resolve {}", path.display()))?;
+        let folder = file.parent().map(Path::to_path_buf).unwrap_or_default();
         Ok(Self {
             display: path.display().to_string(),
             folder,
+            file,
             source,
         })
     }
@@ -88,10 +95,15 @@ impl Workflow {
         let mut engine = Engine::new();
         engine.set_max_operations(limits.max_operations);
         engine.set_max_call_levels(limits.max_call_levels);
+        engine.set_max_expr_depths(limits::MAX_EXPR_DEPTH, limits::MAX_FUNCTION_EXPR_DEPTH);
         engine.set_max_string_size(limits.max_string_bytes);
         engine.set_max_array_size(limits.max_collection);
         engine.set_max_map_size(limits.max_collection);
-        engine.set_module_resolver(modules::FolderResolver::new(self.folder.clone()));
+        engine.set_module_resolver(modules::FolderResolver::new(
+            self.folder.clone(),
+            self.file.clone(),
+        ));
+        nesting::register(&mut engine);
         engine
     }
 
@@ -102,6 +114,12 @@ impl Workflow {
             .map_err(|e| Failure::Script(errors::parse_error(&self.display, &self.source, &e)))?;
         ast.set_source(self.display.clone());
         Ok(ast)
+    }
+
+    /// Follows the script's literal imports through every module (see
+    /// [`modules::check_imports`]); the error is rendered for people.
+    pub fn check_imports(&self, engine: &Engine, ast: &AST) -> Result<(), Failure> {
+        modules::check_imports(engine, &self.folder, &self.file, ast).map_err(Failure::Script)
     }
 
     /// The literal tool names the script calls, with their line and column.
@@ -130,8 +148,30 @@ impl Workflow {
     }
 
     /// Runs the script with `host`'s functions under `limits`; the value it
-    /// ends with, as JSON.
+    /// ends with, as JSON. The script runs on a thread of its own with a
+    /// stack of [`limits::SCRIPT_STACK_BYTES`]; this one waits for it.
     pub fn run(&self, host: Arc<HostContext>, limits: &ScriptLimits) -> Result<Value, Failure> {
+        std::thread::scope(|scope| {
+            let thread = std::thread::Builder::new()
+                .name("workflow".into())
+                .stack_size(limits::SCRIPT_STACK_BYTES)
+                .spawn_scoped(scope, || self.run_here(host, limits))
+                .map_err(|e| Failure::Failed(format!("cannot start the workflow's thread: {e}")))?;
+            thread.join().unwrap_or_else(|panic| {
+                let why = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                Err(Failure::Failed(format!(
+                    "the workflow's thread panicked: {why}"
+                )))
+            })
+        })
+    }
+
+    /// [`Self::run`] on the current thread.
+    fn run_here(&self, host: Arc<HostContext>, limits: &ScriptLimits) -> Result<Value, Failure> {
         let mut engine = self.engine(limits);
         host_api::register(&mut engine, &host);
         let ast = self.compile(&engine)?;
@@ -165,9 +205,16 @@ impl Workflow {
                 if value.is_unit() {
                     Ok(Value::Null)
                 } else {
-                    rhai::serde::from_dynamic(&value).map_err(|e| {
+                    values::to_json(&value, "the workflow's result").map_err(|e| {
+                        let why = match *e {
+                            EvalAltResult::ErrorRuntime(thrown, _) => thrown
+                                .read_lock::<rhai::Map>()
+                                .and_then(|m| m.get("message").map(|m| m.to_string()))
+                                .unwrap_or_default(),
+                            other => other.to_string(),
+                        };
                         Failure::Script(format!(
-                            "error: the workflow's result cannot be shown as JSON: {e}"
+                            "error: the workflow's result cannot be shown as JSON: {why}"
                         ))
                     })
                 }

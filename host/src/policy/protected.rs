@@ -1,0 +1,164 @@
+//! toolcell's own policy, as files: the config (`toolcell.toml`, wherever
+//! one lies in a root: a nested one is found when toolcell runs there), the
+//! state folder (`.toolcell/`: installed tools, the run store, the trash),
+//! and the workflows schedules run (with the modules beside them they may
+//! import). A tool never changes them unless a person approved that very
+//! call at a terminal; the trash is the one part of `.toolcell/` a tool may
+//! add to (that is how `delete_path` deletes).
+
+use crate::config::{CONFIG_FILE, STATE_DIR};
+use std::path::{Component, Path, PathBuf};
+
+/// Where deleted paths go, inside the root they were deleted from.
+const TRASH: &str = "trash";
+/// The extension of workflow scripts and their modules.
+const WORKFLOW_EXTENSION: &str = "rhai";
+
+/// What part of the policy a path is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicyFile {
+    /// A `toolcell.toml`.
+    Config,
+    /// Inside a `.toolcell/` folder; `trash` when inside its trash.
+    State { trash: bool },
+    /// A workflow a schedule runs, or a module beside it.
+    Workflow { schedule: String },
+}
+
+impl PolicyFile {
+    /// What it is, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            PolicyFile::Config => {
+                "toolcell's config (its policy: roots, grants, approvals, programs)".into()
+            }
+            PolicyFile::State { .. } => {
+                "inside toolcell's state folder (installed tools, run history, trash)".into()
+            }
+            PolicyFile::Workflow { schedule } => {
+                format!("a workflow the schedule `{schedule}` runs unattended")
+            }
+        }
+    }
+}
+
+/// The policy files of one workspace, as canonical host paths.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PolicyFiles {
+    /// The config in use (it may lie outside every root).
+    config: Option<PathBuf>,
+    /// The workspace's state folder.
+    state: Option<PathBuf>,
+    /// Scheduled workflows: the file, its folder, the schedule's name.
+    workflows: Vec<(PathBuf, PathBuf, String)>,
+}
+
+impl PolicyFiles {
+    /// The policy files of a workspace: its config file, its state folder
+    /// and the workflows of its schedules (by name).
+    pub fn new<'a>(
+        config: Option<&Path>,
+        workspace: &Path,
+        scheduled: impl IntoIterator<Item = (&'a Path, &'a str)>,
+    ) -> Self {
+        let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        Self {
+            config: config.map(canonical),
+            state: Some(workspace.join(STATE_DIR)),
+            workflows: scheduled
+                .into_iter()
+                .map(|(file, name)| {
+                    let file = canonical(file);
+                    let folder = file.parent().unwrap_or(Path::new("/")).to_path_buf();
+                    (file, folder, name.to_string())
+                })
+                .collect(),
+        }
+    }
+
+    /// What part of the policy the file or folder at `path` (absolute, its
+    /// folders resolved) is, if any.
+    pub fn classify(&self, path: &Path) -> Option<PolicyFile> {
+        if path.file_name().is_some_and(|n| n == CONFIG_FILE)
+            || self.config.as_deref() == Some(path)
+        {
+            return Some(PolicyFile::Config);
+        }
+        let mut components = path.components().peekable();
+        while let Some(component) = components.next() {
+            if component == Component::Normal(STATE_DIR.as_ref()) {
+                let trash = components
+                    .peek()
+                    .is_some_and(|c| *c == Component::Normal(TRASH.as_ref()));
+                return Some(PolicyFile::State { trash });
+            }
+        }
+        self.workflows.iter().find_map(|(file, folder, schedule)| {
+            let module = path.starts_with(folder)
+                && path.extension().is_some_and(|e| e == WORKFLOW_EXTENSION);
+            (file == path || module).then(|| PolicyFile::Workflow {
+                schedule: schedule.clone(),
+            })
+        })
+    }
+
+    /// The policy file that the folder at `path` holds (or is), if any:
+    /// moving or removing the folder would take it along.
+    pub fn within(&self, path: &Path) -> Option<PolicyFile> {
+        if let Some(found) = self.classify(path) {
+            return Some(found);
+        }
+        if self.config.as_deref().is_some_and(|c| c.starts_with(path)) {
+            return Some(PolicyFile::Config);
+        }
+        if self.state.as_deref().is_some_and(|s| s.starts_with(path)) {
+            return Some(PolicyFile::State { trash: false });
+        }
+        self.workflows
+            .iter()
+            .find(|(file, _, _)| file.starts_with(path))
+            .map(|(_, _, schedule)| PolicyFile::Workflow {
+                schedule: schedule.clone(),
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_state_and_scheduled_workflows_are_policy() {
+        let files = PolicyFiles::new(
+            Some(Path::new("/w/toolcell.toml")),
+            Path::new("/w"),
+            [(Path::new("/w/flows/report.rhai"), "nightly")],
+        );
+        assert_eq!(
+            files.classify(Path::new("/w/toolcell.toml")),
+            Some(PolicyFile::Config)
+        );
+        assert_eq!(
+            files.classify(Path::new("/w/sub/toolcell.toml")),
+            Some(PolicyFile::Config)
+        );
+        assert_eq!(
+            files.classify(Path::new("/w/.toolcell/tools/x.wasm")),
+            Some(PolicyFile::State { trash: false })
+        );
+        assert_eq!(
+            files.classify(Path::new("/w/.toolcell/trash/a-1")),
+            Some(PolicyFile::State { trash: true })
+        );
+        let nightly = Some(PolicyFile::Workflow {
+            schedule: "nightly".into(),
+        });
+        assert_eq!(files.classify(Path::new("/w/flows/report.rhai")), nightly);
+        assert_eq!(files.classify(Path::new("/w/flows/lib/util.rhai")), nightly);
+        assert_eq!(files.classify(Path::new("/w/flows/notes.md")), None);
+        assert_eq!(files.classify(Path::new("/w/notes.md")), None);
+        assert_eq!(files.within(Path::new("/w/flows")), nightly);
+        assert_eq!(files.within(Path::new("/w")), Some(PolicyFile::Config));
+        assert_eq!(files.within(Path::new("/w/docs")), None);
+    }
+}

@@ -1,0 +1,260 @@
+//! Secret files inside the roots: keys, tokens and credentials that sit in
+//! a granted folder (`.env`, `id_rsa`, `.aws/`, …) are refused by every
+//! file tool and skipped by search, unless the config opens one on purpose:
+//!
+//! ```toml
+//! [secrets]
+//! allow = ["config/test.pem", ".env.test"]   # paths or patterns, relative to a root
+//! deny = ["*.secret"]                        # more patterns to refuse
+//! ```
+//!
+//! A pattern without `/` matches a file or folder name anywhere; one with
+//! `/` matches a path from the root (`*` within a name, `**` any folders).
+//! A folder that matches holds only secrets (`.ssh`, `.aws`, `.gnupg`).
+
+use std::path::{Component, Path};
+
+/// Names refused wherever they are, as a desktop agent's deny list does:
+/// environment files, private keys and certificates with keys, key stores,
+/// and the credential files of common tools.
+const DEFAULT_DENY: &[&str] = &[
+    ".env",
+    ".env.*",
+    ".envrc",
+    "*.pem",
+    "*.key",
+    "*.p12",
+    "*.pfx",
+    "*.jks",
+    "*.keystore",
+    "*.kdbx",
+    "id_rsa*",
+    "id_dsa*",
+    "id_ecdsa*",
+    "id_ed25519*",
+    ".ssh",
+    ".aws",
+    ".gnupg",
+    ".netrc",
+    "_netrc",
+    ".npmrc",
+    ".pypirc",
+    ".pgpass",
+    ".htpasswd",
+    ".git-credentials",
+    ".git/config",
+    ".docker/config.json",
+    ".kube/config",
+    ".config/gcloud",
+];
+
+/// Files that look like secrets by name but hold examples by convention:
+/// a project's `.env.example` is documentation, and models need it.
+const DEFAULT_ALLOW: &[&str] = &[".env.example", ".env.sample", ".env.template", ".env.dist"];
+
+/// Which paths inside a root are secrets.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SecretRules {
+    deny: Vec<Pattern>,
+    allow: Vec<Pattern>,
+}
+
+/// A pattern as written, and split into names once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Pattern {
+    text: String,
+    names: Vec<String>,
+}
+
+impl Pattern {
+    fn new(text: &str) -> Self {
+        Self {
+            text: text.to_string(),
+            names: text
+                .split('/')
+                .filter(|p| !p.is_empty() && *p != ".")
+                .map(String::from)
+                .collect(),
+        }
+    }
+}
+
+impl Default for SecretRules {
+    fn default() -> Self {
+        Self::new(Vec::new(), Vec::new())
+    }
+}
+
+impl SecretRules {
+    /// The default rules, with the config's `allow` and `deny` added.
+    pub fn new(allow: Vec<String>, deny: Vec<String>) -> Self {
+        let patterns = |defaults: &[&str], more: Vec<String>| {
+            defaults
+                .iter()
+                .map(|p| Pattern::new(p))
+                .chain(more.iter().map(|p| Pattern::new(p)))
+                .collect()
+        };
+        Self {
+            deny: patterns(DEFAULT_DENY, deny),
+            allow: patterns(DEFAULT_ALLOW, allow),
+        }
+    }
+
+    /// Why a pattern is not one: empty, absolute, or climbing out.
+    pub fn check_pattern(pattern: &str) -> Result<(), String> {
+        let path = Path::new(pattern);
+        if pattern.trim().is_empty() {
+            return Err("an empty pattern".into());
+        }
+        if path
+            .components()
+            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+        {
+            return Err("patterns are relative to a root, without `..`".into());
+        }
+        Ok(())
+    }
+
+    /// The deny pattern that makes `relative` (a path inside a root) a
+    /// secret, unless an allow pattern opens it.
+    pub fn secret(&self, relative: &Path) -> Option<&str> {
+        let parts: Vec<&str> = relative
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(part) => part.to_str(),
+                _ => None,
+            })
+            .collect();
+        if parts.is_empty() {
+            return None;
+        }
+        let denied = self
+            .deny
+            .iter()
+            .find(|p| matches_some_prefix(&p.names, &parts))?;
+        let allowed = self.allow.iter().any(|p| matches_path(&p.names, &parts));
+        (!allowed).then_some(denied.text.as_str())
+    }
+}
+
+/// Whether `pattern` matches `parts` or a folder holding it (a secret
+/// folder makes everything inside it secret).
+fn matches_some_prefix(pattern: &[String], parts: &[&str]) -> bool {
+    (1..=parts.len()).any(|end| matches_path(pattern, &parts[..end]))
+}
+
+/// Whether `pattern` matches exactly the path `parts`: a pattern without
+/// `/` matches the last name; one with `/` the path's last components
+/// (so `.git/config` matches `repo/.git/config`), `**` any folders.
+fn matches_path(pattern: &[String], parts: &[&str]) -> bool {
+    match pattern {
+        [] => false,
+        [name] => parts.last().is_some_and(|last| matches_name(name, last)),
+        _ => (0..parts.len()).any(|start| matches_components(pattern, &parts[start..])),
+    }
+}
+
+fn matches_components(pattern: &[String], parts: &[&str]) -> bool {
+    match (pattern.first().map(String::as_str), parts.first()) {
+        (None, None) => true,
+        (Some("**"), _) => {
+            matches_components(&pattern[1..], parts)
+                || (!parts.is_empty() && matches_components(pattern, &parts[1..]))
+        }
+        (Some(p), Some(part)) => {
+            matches_name(p, part) && matches_components(&pattern[1..], &parts[1..])
+        }
+        _ => false,
+    }
+}
+
+/// `*` and `?` within one name, ASCII case folded (file systems that fold
+/// case would open `.ENV` for `.env`). Byte by byte and allocation-free:
+/// it runs on every file a tool opens.
+fn matches_name(pattern: &str, name: &str) -> bool {
+    let (pattern, name) = (pattern.as_bytes(), name.as_bytes());
+    let (mut p, mut n) = (0, 0);
+    let (mut star, mut resume) = (None, 0);
+    while n < name.len() {
+        if p < pattern.len() && (pattern[p] == b'?' || pattern[p].eq_ignore_ascii_case(&name[n])) {
+            p += 1;
+            n += 1;
+        } else if p < pattern.len() && pattern[p] == b'*' {
+            star = Some(p);
+            p += 1;
+            resume = n;
+        } else if let Some(s) = star {
+            p = s + 1;
+            resume += 1;
+            n = resume;
+        } else {
+            return false;
+        }
+    }
+    pattern[p..].iter().all(|c| *c == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secret(rules: &SecretRules, path: &str) -> Option<String> {
+        rules.secret(Path::new(path)).map(String::from)
+    }
+
+    #[test]
+    fn the_default_list_catches_keys_and_credentials() {
+        let rules = SecretRules::default();
+        for path in [
+            ".env",
+            "app/.env.local",
+            ".ENV",
+            "certs/server.pem",
+            "home/.ssh/config",
+            ".ssh",
+            "id_ed25519.pub",
+            ".aws/credentials",
+            "repo/.git/config",
+            ".netrc",
+            ".config/gcloud/application_default_credentials.json",
+        ] {
+            assert!(secret(&rules, path).is_some(), "{path}");
+        }
+        for path in [
+            "README.md",
+            ".env.example",
+            "src/env.rs",
+            ".git/HEAD",
+            "keys.txt",
+            "docs/ssh.md",
+            "environment",
+        ] {
+            assert_eq!(secret(&rules, path), None, "{path}");
+        }
+    }
+
+    #[test]
+    fn allow_opens_one_and_deny_adds_more() {
+        let rules = SecretRules::new(
+            vec!["fixtures/**/*.pem".into(), ".env.test".into()],
+            vec!["*.secret".into()],
+        );
+        assert_eq!(secret(&rules, "fixtures/tls/a.pem"), None);
+        assert_eq!(secret(&rules, ".env.test"), None);
+        assert_eq!(secret(&rules, "other/a.pem").as_deref(), Some("*.pem"));
+        assert_eq!(secret(&rules, "db.secret").as_deref(), Some("*.secret"));
+        assert!(SecretRules::check_pattern("../x").is_err());
+        assert!(SecretRules::check_pattern("/etc/x").is_err());
+        assert!(SecretRules::check_pattern("").is_err());
+    }
+
+    #[test]
+    fn names_match_with_stars() {
+        assert!(matches_name("*.pem", "a.PEM"));
+        assert!(matches_name("id_rsa*", "id_rsa"));
+        assert!(matches_name(".env.*", ".env.local"));
+        assert!(!matches_name(".env.*", ".env"));
+        assert!(!matches_name("*.key", "keys"));
+    }
+}

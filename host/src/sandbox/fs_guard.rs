@@ -1,0 +1,545 @@
+//! The cell's file system, guarded: wasmtime-wasi's `wasi:filesystem` with
+//! toolcell's file rules ([`crate::policy`]) checked on every call that
+//! names a path, for every tool (built-in or not).
+//!
+//! - A change (open for writing, create, truncate, rename, link, remove,
+//!   set times) of a policy file is refused with `not-permitted`, unless
+//!   this call was approved for exactly that file by a person at a
+//!   terminal ([`FileGuard::allow_policy_change`]); the trash of
+//!   `.toolcell/` may only be added to.
+//! - Opening a secret, for reading or writing, is refused with `access`.
+//!
+//! Paths are judged where they really lead: the folder a path is relative
+//! to, and the folders on the way, are resolved by the kernel beneath that
+//! folder (`openat2` with `RESOLVE_BENEATH`, as the sandbox itself resolves
+//! them), so a link or `..` cannot dress a policy file as another. What was
+//! refused is kept ([`FileGuard::refusals`]) so the host can tell the caller
+//! why in its own words, whatever the tool made of the error.
+
+use super::openat::{host_path_of, openat2};
+use crate::policy::{FileRules, PolicyFile, Touch};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use wasmtime::component::{HasData, Resource};
+use wasmtime_wasi::filesystem::{Descriptor, WasiFilesystemCtxView};
+use wasmtime_wasi::p2::bindings::filesystem::types::{
+    self, ErrorCode, HostDescriptor, HostDirectoryEntryStream,
+};
+use wasmtime_wasi::p2::{DynInputStream, DynOutputStream};
+use wasmtime_wasi::p2::{FsError, FsResult};
+
+/// Something the guard refused during a call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// A change of toolcell's own policy.
+    Policy { shown: String, file: PolicyFile },
+    /// A secret, opened or changed.
+    Secret { shown: String, pattern: String },
+}
+
+impl Refusal {
+    /// The refusal as the caller (and the model) reads it.
+    pub fn message(&self) -> String {
+        match self {
+            Refusal::Policy { shown, file } => format!(
+                "it tried to change `{shown}`, {}: no tool changes toolcell's own policy unless you approve that very call at a terminal\n  fix: edit the file yourself, or make the change with a built-in file tool from `toolcell chat` or `toolcell tools call` at a terminal and approve it there",
+                file.describe()
+            ),
+            Refusal::Secret { shown, pattern } => format!(
+                "`{shown}` is on toolcell's list of secret files (pattern `{pattern}`): tools may not read or change it\n  fix: if a tool should use it, add it to `allow` under [secrets] in toolcell.toml"
+            ),
+        }
+    }
+}
+
+/// The rules of one cell and what they refused.
+#[derive(Debug)]
+pub struct FileGuard {
+    rules: Arc<FileRules>,
+    /// The preopened roots: host path (canonical) and the name tools use.
+    roots: Vec<(PathBuf, String)>,
+    /// Policy files this call may change (approved at a terminal).
+    allowed: Vec<PathBuf>,
+    refusals: Vec<Refusal>,
+}
+
+impl FileGuard {
+    pub fn new(rules: Arc<FileRules>, roots: Vec<(PathBuf, String)>) -> Self {
+        Self {
+            rules,
+            roots,
+            allowed: Vec::new(),
+            refusals: Vec::new(),
+        }
+    }
+
+    /// Lets this call change the policy files at `paths` (host paths).
+    pub fn allow_policy_change(&mut self, paths: &[PathBuf]) {
+        self.allowed = paths.to_vec();
+    }
+
+    /// What was refused, in order.
+    pub fn refusals(&self) -> &[Refusal] {
+        &self.refusals
+    }
+
+    /// `host` as the tool addresses it (`notes/a.md`, `docs/x`).
+    fn shown(&self, host: &Path) -> String {
+        self.root_relative(host)
+            .map(|(mount, relative)| match mount {
+                "." => relative.display().to_string(),
+                _ => Path::new(mount).join(relative).display().to_string(),
+            })
+            .unwrap_or_else(|| host.display().to_string())
+    }
+
+    /// The root holding `host` (the deepest, as roots may nest) and the path inside it.
+    fn root_relative<'p>(&self, host: &'p Path) -> Option<(&str, &'p Path)> {
+        self.roots
+            .iter()
+            .filter_map(|(root, mount)| {
+                host.strip_prefix(root)
+                    .ok()
+                    .map(|rel| (root.as_os_str().len(), mount.as_str(), rel))
+            })
+            .max_by_key(|(len, _, _)| *len)
+            .map(|(_, mount, rel)| (mount, rel))
+    }
+
+    fn secret(&mut self, host: &Path) -> Result<(), ErrorCode> {
+        let Some((_, relative)) = self.root_relative(host) else {
+            return Ok(());
+        };
+        if let Some(pattern) = self.rules.secrets.secret(relative) {
+            let refusal = Refusal::Secret {
+                shown: self.shown(host),
+                pattern: pattern.to_string(),
+            };
+            self.refuse(refusal);
+            return Err(ErrorCode::Access);
+        }
+        Ok(())
+    }
+
+    fn change(&mut self, host: &Path, change: Touch) -> Result<(), ErrorCode> {
+        let file = if change.takes_contents() {
+            self.rules.policy.within(host)
+        } else {
+            self.rules.policy.classify(host)
+        };
+        if let Some(file) = file {
+            let adds_to_trash = matches!(file, PolicyFile::State { trash: true })
+                && matches!(change, Touch::CreateFolder | Touch::MoveInto);
+            let makes_state_folder = change == Touch::CreateFolder
+                && matches!(file, PolicyFile::State { .. })
+                && host
+                    .file_name()
+                    .is_some_and(|n| n == crate::config::STATE_DIR || n == "trash");
+            let approved =
+                !matches!(file, PolicyFile::State { .. }) && self.allowed.iter().any(|a| a == host);
+            if !adds_to_trash && !makes_state_folder && !approved {
+                let refusal = Refusal::Policy {
+                    shown: self.shown(host),
+                    file,
+                };
+                self.refuse(refusal);
+                return Err(ErrorCode::NotPermitted);
+            }
+        }
+        self.secret(host)
+    }
+
+    fn refuse(&mut self, refusal: Refusal) {
+        tracing::debug!("file guard: {refusal:?}");
+        if !self.refusals.contains(&refusal) {
+            self.refusals.push(refusal);
+        }
+    }
+}
+
+/// The guarded file system of one cell, for the linker.
+pub struct GuardedFs<'a> {
+    pub inner: WasiFilesystemCtxView<'a>,
+    pub guard: &'a mut FileGuard,
+}
+
+/// The [`HasData`] of [`GuardedFs`].
+pub struct Guarded;
+
+impl HasData for Guarded {
+    type Data<'a> = GuardedFs<'a>;
+}
+
+impl GuardedFs<'_> {
+    /// The host path of the directory `fd` and the path under it, resolved
+    /// as the kernel would beneath it; the last link followed if `follow`.
+    fn resolve(
+        &mut self,
+        fd: &Resource<types::Descriptor>,
+        path: &str,
+        follow: bool,
+    ) -> Result<PathBuf, ErrorCode> {
+        let dir = match self
+            .inner
+            .table
+            .get(fd)
+            .map_err(|_| ErrorCode::BadDescriptor)?
+        {
+            Descriptor::Dir(dir) => dir.dir.clone(),
+            Descriptor::File(_) => return Err(ErrorCode::NotDirectory),
+        };
+        let dirfd = dir.as_raw_fd();
+        let trimmed = path.trim_end_matches('/');
+        let (parent, name) = match trimmed.rsplit_once('/') {
+            Some((parent, name)) => (if parent.is_empty() { "/" } else { parent }, name),
+            None => (".", trimmed),
+        };
+        if follow || name.is_empty() || name == "." || name == ".." {
+            match openat2(
+                dirfd,
+                Path::new(if trimmed.is_empty() { "." } else { trimmed }),
+                libc::O_PATH,
+                libc::RESOLVE_BENEATH,
+            ) {
+                Ok(target) => {
+                    return host_path_of(target.as_raw_fd()).map_err(|e| ErrorCode::from(&e));
+                }
+                Err(e)
+                    if e.kind() == std::io::ErrorKind::NotFound
+                        && !name.is_empty()
+                        && name != "."
+                        && name != ".." => {}
+                Err(e) => return Err(ErrorCode::from(&e)),
+            }
+        }
+        let folder = openat2(
+            dirfd,
+            Path::new(parent),
+            libc::O_PATH | libc::O_DIRECTORY,
+            libc::RESOLVE_BENEATH,
+        )
+        .map_err(|e| ErrorCode::from(&e))?;
+        let folder = host_path_of(folder.as_raw_fd()).map_err(|e| ErrorCode::from(&e))?;
+        Ok(folder.join(name))
+    }
+
+    /// Refuses `change` of `path` under `fd` when the rules say so.
+    fn check(
+        &mut self,
+        fd: &Resource<types::Descriptor>,
+        path: &str,
+        follow: bool,
+        change: Touch,
+    ) -> FsResult<()> {
+        let host = self.resolve(fd, path, follow)?;
+        self.guard.change(&host, change)?;
+        Ok(())
+    }
+
+    /// Refuses a descriptor just opened that turns out to be a secret (or,
+    /// opened for writing, a policy file), closing it.
+    fn check_opened(
+        &mut self,
+        opened: Resource<types::Descriptor>,
+        writing: bool,
+    ) -> FsResult<Resource<types::Descriptor>> {
+        let raw = match self.inner.table.get(&opened)? {
+            Descriptor::Dir(dir) => dir.dir.as_raw_fd(),
+            Descriptor::File(file) => file.file.as_raw_fd(),
+        };
+        let verdict = match host_path_of(raw) {
+            Ok(host) if writing => self.guard.change(&host, Touch::Replace),
+            Ok(host) => self.guard.secret(&host),
+            Err(e) => Err(ErrorCode::from(&e)),
+        };
+        match verdict {
+            Ok(()) => Ok(opened),
+            Err(code) => {
+                self.inner.table.delete(opened)?;
+                Err(code.into())
+            }
+        }
+    }
+}
+
+impl types::Host for GuardedFs<'_> {
+    fn convert_error_code(&mut self, err: FsError) -> wasmtime::Result<ErrorCode> {
+        types::Host::convert_error_code(&mut self.inner, err)
+    }
+
+    fn filesystem_error_code(
+        &mut self,
+        err: Resource<wasmtime::Error>,
+    ) -> wasmtime::Result<Option<ErrorCode>> {
+        types::Host::filesystem_error_code(&mut self.inner, err)
+    }
+}
+
+impl HostDescriptor for GuardedFs<'_> {
+    async fn advise(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        offset: types::Filesize,
+        len: types::Filesize,
+        advice: types::Advice,
+    ) -> FsResult<()> {
+        HostDescriptor::advise(&mut self.inner, fd, offset, len, advice).await
+    }
+
+    async fn sync_data(&mut self, fd: Resource<types::Descriptor>) -> FsResult<()> {
+        HostDescriptor::sync_data(&mut self.inner, fd).await
+    }
+
+    async fn get_flags(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+    ) -> FsResult<types::DescriptorFlags> {
+        HostDescriptor::get_flags(&mut self.inner, fd).await
+    }
+
+    async fn get_type(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+    ) -> FsResult<types::DescriptorType> {
+        HostDescriptor::get_type(&mut self.inner, fd).await
+    }
+
+    async fn set_size(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        size: types::Filesize,
+    ) -> FsResult<()> {
+        HostDescriptor::set_size(&mut self.inner, fd, size).await
+    }
+
+    async fn set_times(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        atim: types::NewTimestamp,
+        mtim: types::NewTimestamp,
+    ) -> FsResult<()> {
+        HostDescriptor::set_times(&mut self.inner, fd, atim, mtim).await
+    }
+
+    async fn read(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        len: types::Filesize,
+        offset: types::Filesize,
+    ) -> FsResult<(Vec<u8>, bool)> {
+        HostDescriptor::read(&mut self.inner, fd, len, offset).await
+    }
+
+    async fn write(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        buf: Vec<u8>,
+        offset: types::Filesize,
+    ) -> FsResult<types::Filesize> {
+        HostDescriptor::write(&mut self.inner, fd, buf, offset).await
+    }
+
+    async fn read_directory(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+    ) -> FsResult<Resource<types::DirectoryEntryStream>> {
+        HostDescriptor::read_directory(&mut self.inner, fd).await
+    }
+
+    async fn sync(&mut self, fd: Resource<types::Descriptor>) -> FsResult<()> {
+        HostDescriptor::sync(&mut self.inner, fd).await
+    }
+
+    async fn create_directory_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
+        self.check(&fd, &path, false, Touch::CreateFolder)?;
+        HostDescriptor::create_directory_at(&mut self.inner, fd, path).await
+    }
+
+    async fn stat(&mut self, fd: Resource<types::Descriptor>) -> FsResult<types::DescriptorStat> {
+        HostDescriptor::stat(&mut self.inner, fd).await
+    }
+
+    async fn stat_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+    ) -> FsResult<types::DescriptorStat> {
+        HostDescriptor::stat_at(&mut self.inner, fd, path_flags, path).await
+    }
+
+    async fn set_times_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+        atim: types::NewTimestamp,
+        mtim: types::NewTimestamp,
+    ) -> FsResult<()> {
+        let follow = path_flags.contains(types::PathFlags::SYMLINK_FOLLOW);
+        self.check(&fd, &path, follow, Touch::Replace)?;
+        HostDescriptor::set_times_at(&mut self.inner, fd, path_flags, path, atim, mtim).await
+    }
+
+    async fn link_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        old_path_flags: types::PathFlags,
+        old_path: String,
+        new_descriptor: Resource<types::Descriptor>,
+        new_path: String,
+    ) -> FsResult<()> {
+        // A second name for a policy file or a secret is a way to change or
+        // read it under another name.
+        let follow = old_path_flags.contains(types::PathFlags::SYMLINK_FOLLOW);
+        self.check(&fd, &old_path, follow, Touch::Replace)?;
+        self.check(&new_descriptor, &new_path, false, Touch::Replace)?;
+        HostDescriptor::link_at(
+            &mut self.inner,
+            fd,
+            old_path_flags,
+            old_path,
+            new_descriptor,
+            new_path,
+        )
+        .await
+    }
+
+    async fn open_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+        oflags: types::OpenFlags,
+        flags: types::DescriptorFlags,
+    ) -> FsResult<Resource<types::Descriptor>> {
+        let writing = oflags.intersects(types::OpenFlags::CREATE | types::OpenFlags::TRUNCATE)
+            || flags.intersects(
+                types::DescriptorFlags::WRITE | types::DescriptorFlags::MUTATE_DIRECTORY,
+            );
+        if writing {
+            let follow = path_flags.contains(types::PathFlags::SYMLINK_FOLLOW);
+            self.check(&fd, &path, follow, Touch::Replace)?;
+        }
+        let opened =
+            HostDescriptor::open_at(&mut self.inner, fd, path_flags, path, oflags, flags).await?;
+        self.check_opened(opened, writing)
+    }
+
+    fn drop(&mut self, fd: Resource<types::Descriptor>) -> wasmtime::Result<()> {
+        HostDescriptor::drop(&mut self.inner, fd)
+    }
+
+    async fn readlink_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path: String,
+    ) -> FsResult<String> {
+        HostDescriptor::readlink_at(&mut self.inner, fd, path).await
+    }
+
+    async fn remove_directory_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
+        self.check(&fd, &path, false, Touch::Remove)?;
+        HostDescriptor::remove_directory_at(&mut self.inner, fd, path).await
+    }
+
+    async fn rename_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        old_path: String,
+        new_fd: Resource<types::Descriptor>,
+        new_path: String,
+    ) -> FsResult<()> {
+        self.check(&fd, &old_path, false, Touch::MoveAway)?;
+        self.check(&new_fd, &new_path, false, Touch::MoveInto)?;
+        HostDescriptor::rename_at(&mut self.inner, fd, old_path, new_fd, new_path).await
+    }
+
+    async fn symlink_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        src_path: String,
+        dest_path: String,
+    ) -> FsResult<()> {
+        self.check(&fd, &dest_path, false, Touch::Replace)?;
+        HostDescriptor::symlink_at(&mut self.inner, fd, src_path, dest_path).await
+    }
+
+    async fn unlink_file_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path: String,
+    ) -> FsResult<()> {
+        self.check(&fd, &path, false, Touch::Replace)?;
+        HostDescriptor::unlink_file_at(&mut self.inner, fd, path).await
+    }
+
+    fn read_via_stream(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        offset: types::Filesize,
+    ) -> FsResult<Resource<DynInputStream>> {
+        HostDescriptor::read_via_stream(&mut self.inner, fd, offset)
+    }
+
+    fn write_via_stream(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        offset: types::Filesize,
+    ) -> FsResult<Resource<DynOutputStream>> {
+        HostDescriptor::write_via_stream(&mut self.inner, fd, offset)
+    }
+
+    fn append_via_stream(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+    ) -> FsResult<Resource<DynOutputStream>> {
+        HostDescriptor::append_via_stream(&mut self.inner, fd)
+    }
+
+    async fn is_same_object(
+        &mut self,
+        a: Resource<types::Descriptor>,
+        b: Resource<types::Descriptor>,
+    ) -> wasmtime::Result<bool> {
+        HostDescriptor::is_same_object(&mut self.inner, a, b).await
+    }
+
+    async fn metadata_hash(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+    ) -> FsResult<types::MetadataHashValue> {
+        HostDescriptor::metadata_hash(&mut self.inner, fd).await
+    }
+
+    async fn metadata_hash_at(
+        &mut self,
+        fd: Resource<types::Descriptor>,
+        path_flags: types::PathFlags,
+        path: String,
+    ) -> FsResult<types::MetadataHashValue> {
+        HostDescriptor::metadata_hash_at(&mut self.inner, fd, path_flags, path).await
+    }
+}
+
+impl HostDirectoryEntryStream for GuardedFs<'_> {
+    async fn read_directory_entry(
+        &mut self,
+        stream: Resource<types::DirectoryEntryStream>,
+    ) -> FsResult<Option<types::DirectoryEntry>> {
+        HostDirectoryEntryStream::read_directory_entry(&mut self.inner, stream).await
+    }
+
+    fn drop(&mut self, stream: Resource<types::DirectoryEntryStream>) -> wasmtime::Result<()> {
+        HostDirectoryEntryStream::drop(&mut self.inner, stream)
+    }
+}

@@ -1,0 +1,168 @@
+//! What a changed config would let schedules do that the running one does
+//! not: the daemon applies a reload on its own only when it widens
+//! nothing. A config that adds programs, servers, roots, grants or
+//! automatic approvals waits until the user confirms it as it is with
+//! `toolcell trust` (the same record that lets a config start programs);
+//! narrowing — a root, tool, grant or schedule taken away — applies at
+//! once. A change that both narrows and widens waits as a whole.
+
+use crate::config::{ApprovalSetting, RootAccess, WorkspaceConfig};
+
+/// What `new` allows that `old` does not, one line each; empty when the
+/// change only narrows or keeps what may be done.
+pub fn widening(old: &WorkspaceConfig, new: &WorkspaceConfig) -> Vec<String> {
+    let mut wider = Vec::new();
+    for root in &new.roots {
+        let before = old.roots.iter().find(|r| r.path == root.path);
+        let widened = match before {
+            None => true,
+            Some(before) => before.access == RootAccess::Read && root.access == RootAccess::Write,
+        };
+        if widened {
+            let access = match root.access {
+                RootAccess::Read => "read",
+                RootAccess::Write => "write",
+            };
+            wider.push(format!("the root {} ({access})", root.path.display()));
+        }
+    }
+    for (name, settings) in &new.tools {
+        let before = old.tool(name);
+        if settings.enabled && !before.enabled {
+            wider.push(format!("tools.{name} enabled"));
+        }
+        if settings.approval == Some(ApprovalSetting::Auto)
+            && before.approval != Some(ApprovalSetting::Auto)
+        {
+            wider.push(format!("tools.{name}.approval = \"auto\""));
+        }
+        for (key, now, then) in [
+            ("env", &settings.env, &before.env),
+            ("network", &settings.network, &before.network),
+            ("process", &settings.process, &before.process),
+        ] {
+            let added: Vec<&str> = now
+                .iter()
+                .filter(|v| !then.contains(v))
+                .map(String::as_str)
+                .collect();
+            if !added.is_empty() {
+                wider.push(format!("tools.{name}.{key} adds {}", added.join(", ")));
+            }
+        }
+    }
+    for server in new.mcp_servers.iter().filter(|s| s.enabled) {
+        let same = old.mcp_servers.iter().any(|s| {
+            s.enabled
+                && s.name == server.name
+                && s.command == server.command
+                && s.args == server.args
+                && s.env == server.env
+                && s.cwd == server.cwd
+                && s.approval == server.approval
+        });
+        if !same {
+            wider.push(format!(
+                "the MCP server `{}` ({})",
+                server.name,
+                server.command_line()
+            ));
+        }
+    }
+    for schedule in new.schedules.iter().filter(|s| s.enabled) {
+        match old.schedules.iter().find(|s| s.name == schedule.name) {
+            None => wider.push(format!("the schedule `{}`", schedule.name)),
+            Some(before) => {
+                if !before.enabled {
+                    wider.push(format!("the schedule `{}` enabled", schedule.name));
+                }
+                if before.workflow != schedule.workflow {
+                    wider.push(format!(
+                        "the schedule `{}` runs {}",
+                        schedule.name, schedule.workflow_display
+                    ));
+                }
+                let added: Vec<&str> = schedule
+                    .approve
+                    .iter()
+                    .filter(|t| !before.approve.contains(t))
+                    .map(String::as_str)
+                    .collect();
+                if !added.is_empty() {
+                    wider.push(format!(
+                        "the schedule `{}` approves {}",
+                        schedule.name,
+                        added.join(", ")
+                    ));
+                }
+            }
+        }
+    }
+    let added_env: Vec<&str> = new
+        .workflow
+        .env
+        .iter()
+        .filter(|v| !old.workflow.env.contains(v))
+        .map(String::as_str)
+        .collect();
+    if !added_env.is_empty() {
+        wider.push(format!("workflow.env adds {}", added_env.join(", ")));
+    }
+    if new.model.base_url != old.model.base_url {
+        wider.push(format!(
+            "the model server {} (the workspace's text is sent there)",
+            new.model.base_url
+        ));
+    }
+    if new.files.secrets != old.files.secrets {
+        wider.push("[secrets] changed".to_string());
+    }
+    wider
+        .into_iter()
+        .map(|line| crate::text::for_terminal_line(&line).into_owned())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn parse(dir: &Path, text: &str) -> WorkspaceConfig {
+        WorkspaceConfig::parse(&dir.join("toolcell.toml"), text).unwrap()
+    }
+
+    #[test]
+    fn widening_is_told_and_narrowing_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("docs")).unwrap();
+        let old = parse(
+            dir.path(),
+            "[[roots]]\npath = \".\"\naccess = \"read\"\n[tools.write_file]\napproval = \"ask\"\n",
+        );
+        let same = parse(
+            dir.path(),
+            "[[roots]]\npath = \".\"\naccess = \"read\"\n[tools.write_file]\napproval = \"deny\"\n",
+        );
+        assert!(widening(&old, &same).is_empty());
+        let wider = parse(
+            dir.path(),
+            "[[roots]]\npath = \".\"\naccess = \"write\"\n[[roots]]\npath = \"docs\"\n[tools.write_file]\napproval = \"auto\"\n[tools.run_command]\nprocess = [\"sh\"]\n",
+        );
+        let lines = widening(&old, &wider).join("\n");
+        assert!(lines.contains("(write)"), "{lines}");
+        assert!(lines.contains("docs"), "{lines}");
+        assert!(
+            lines.contains("tools.write_file.approval = \"auto\""),
+            "{lines}"
+        );
+        assert!(
+            lines.contains("tools.run_command.process adds sh"),
+            "{lines}"
+        );
+        assert!(
+            widening(&wider, &old).is_empty(),
+            "narrowing applies at once"
+        );
+    }
+}

@@ -1,0 +1,528 @@
+//! The ways around the policy, closed: no standing grant covers a change of
+//! toolcell's own files (only a person at a terminal, for that call); the
+//! cell's guard refuses them to every tool; a config starts programs only
+//! once trusted; what a prompt showed is what is applied; secrets stay put.
+
+use crate::agent::{chat_on_terminal, run_record, tool_results, workspace};
+use crate::harness::Workspace;
+use crate::model_server::{ModelServer, ollama};
+use serde_json::{Value, json};
+
+/// `tools call NAME --args ARGS --json` with extra flags; the exit code and
+/// the envelope.
+fn call_with(ws: &Workspace, name: &str, args: Value, flags: &[&str]) -> (i32, Value) {
+    let args = args.to_string();
+    let mut all = vec!["tools", "call", name, "--args", &args, "--json"];
+    all.extend_from_slice(flags);
+    let run = ws.run(&all);
+    (run.code, run.json())
+}
+
+const CONFIG: &str =
+    "[tools.write_file]\napproval = \"auto\"\n[tools.move_path]\napproval = \"auto\"\n";
+
+#[test]
+fn no_standing_grant_covers_a_change_of_the_config_by_a_built_in_tool() {
+    let ws = Workspace::new();
+    ws.write("toolcell.toml", CONFIG);
+    ws.write(
+        "evil.toml",
+        "[[mcp_server]]\nname = \"x\"\ncommand = \"sh\"\n",
+    );
+    let hostile = json!({"path": "toolcell.toml", "content": "[[mcp_server]]\nname = \"x\"\ncommand = \"sh\"\n"});
+    let attempts: Vec<(&str, Value, &[&str])> = vec![
+        ("write_file", hostile.clone(), &["--yes"]),
+        // approval = "auto" in the config does not cover it either.
+        ("write_file", hostile.clone(), &[]),
+        (
+            "write_file",
+            json!({"path": "./sub/../toolcell.toml", "content": "x"}),
+            &["--yes"],
+        ),
+        // A config further down is found when toolcell runs there.
+        (
+            "write_file",
+            json!({"path": "sub/toolcell.toml", "content": "x"}),
+            &["--yes"],
+        ),
+        (
+            "replace_in_file",
+            json!({"path": "toolcell.toml", "old_text": "auto", "new_text": "ask"}),
+            &["--yes"],
+        ),
+        (
+            "move_path",
+            json!({"from": "evil.toml", "to": "toolcell.toml"}),
+            &["--yes"],
+        ),
+        (
+            "move_path",
+            json!({"from": "toolcell.toml", "to": "old.toml"}),
+            &["--yes"],
+        ),
+        ("delete_path", json!({"path": "toolcell.toml"}), &["--yes"]),
+    ];
+    for (tool, args, flags) in attempts {
+        let (code, envelope) = call_with(&ws, tool, args.clone(), flags);
+        assert_eq!(code, 4, "{tool} {args} {flags:?}: {envelope}");
+        let message = envelope["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("changes toolcell's own policy")
+                && message.contains("at a terminal")
+                && message.contains("fix:"),
+            "{message}"
+        );
+        assert_eq!(ws.read("toolcell.toml"), CONFIG, "{tool} {args}");
+    }
+    assert!(!ws.root.join("sub/toolcell.toml").exists());
+    assert!(!ws.root.join("old.toml").exists());
+    assert!(ws.root.join("evil.toml").exists());
+    // The grant still covers everything else.
+    let (code, envelope) = call_with(
+        &ws,
+        "write_file",
+        json!({"path": "ok.txt", "content": "fine"}),
+        &[],
+    );
+    assert_eq!(code, 0, "{envelope}");
+    // `.toolcell/` is no tool's to change, even asked.
+    let (code, envelope) = call_with(
+        &ws,
+        "write_file",
+        json!({"path": ".toolcell/tools/evil/tool.toml", "content": "x"}),
+        &["--yes"],
+    );
+    assert_eq!(code, 3, "{envelope}");
+    assert_eq!(envelope["error"]["kind"], "denied");
+    assert!(!ws.root.join(".toolcell/tools/evil").exists());
+}
+
+#[test]
+fn the_workflows_schedules_run_are_protected_with_their_modules() {
+    let ws = Workspace::new();
+    ws.write("flows/report.rhai", "print(\"report\");\n");
+    ws.write("flows/lib/util.rhai", "fn f() { 1 }\n");
+    ws.write("flows/notes.md", "notes\n");
+    ws.write(
+        "toolcell.toml",
+        "[[schedule]]\nname = \"nightly\"\ncron = \"0 3 * * *\"\nworkflow = \"flows/report.rhai\"\n",
+    );
+    for args in [
+        json!({"path": "flows/report.rhai", "content": "print(\"owned\");"}),
+        json!({"path": "flows/lib/util.rhai", "content": "fn f() { 2 }"}),
+        json!({"path": "flows/new.rhai", "content": "1"}),
+    ] {
+        let (code, envelope) = call_with(&ws, "write_file", args.clone(), &["--yes"]);
+        assert_eq!(code, 4, "{args}: {envelope}");
+        let message = envelope["error"]["message"].as_str().unwrap();
+        assert!(message.contains("the schedule `nightly`"), "{message}");
+    }
+    let (code, envelope) = call_with(
+        &ws,
+        "delete_path",
+        json!({"path": "flows", "recursive": true}),
+        &["--yes"],
+    );
+    assert_eq!(code, 4, "{envelope}");
+    assert_eq!(ws.read("flows/report.rhai"), "print(\"report\");\n");
+    assert_eq!(ws.read("flows/lib/util.rhai"), "fn f() { 1 }\n");
+    // Other files beside them are the model's to change.
+    let (code, envelope) = call_with(
+        &ws,
+        "write_file",
+        json!({"path": "flows/notes.md", "content": "new"}),
+        &["--yes"],
+    );
+    assert_eq!(code, 0, "{envelope}");
+}
+
+/// `tools call probe` with `args`, approved up front.
+fn probe(ws: &Workspace, args: Value) -> (i32, Value) {
+    call_with(ws, "probe", args, &["--yes"])
+}
+
+#[test]
+fn the_cell_guard_refuses_a_change_of_the_policy_to_any_tool_through_any_path() {
+    let ws = Workspace::new();
+    ws.write("toolcell.toml", "");
+    ws.install_probe();
+    ws.write("toolcell.toml", "[tools.probe]\napproval = \"auto\"\n");
+    let config = ws.read("toolcell.toml");
+    std::os::unix::fs::symlink("toolcell.toml", ws.root.join("link.txt")).unwrap();
+    std::fs::create_dir(ws.root.join("sub")).unwrap();
+    std::os::unix::fs::symlink("..", ws.root.join("sub/up")).unwrap();
+    for path in [
+        "toolcell.toml",
+        "link.txt",
+        "sub/up/toolcell.toml",
+        "sub/../toolcell.toml",
+    ] {
+        let (code, envelope) = probe(
+            &ws,
+            json!({"action": "write", "path": path, "content": "[[mcp_server]]\nname = \"x\"\ncommand = \"sh\"\n"}),
+        );
+        assert_eq!(code, 3, "{path}: {envelope}");
+        assert_eq!(envelope["error"]["kind"], "denied", "{path}");
+        let message = envelope["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("toolcell.toml") && message.contains("toolcell's own policy"),
+            "{path}: {message}"
+        );
+        assert_eq!(ws.read("toolcell.toml"), config, "{path}");
+    }
+    // A new config where toolcell would find it, and toolcell's own state.
+    for path in [
+        "sub/toolcell.toml",
+        ".toolcell/tools/probe/tool.toml",
+        ".toolcell/state.db",
+    ] {
+        let before = std::fs::read(ws.root.join(path)).ok();
+        let (code, envelope) = probe(
+            &ws,
+            json!({"action": "write", "path": path, "content": "x"}),
+        );
+        assert_eq!(code, 3, "{path}: {envelope}");
+        assert_eq!(std::fs::read(ws.root.join(path)).ok(), before, "{path}");
+    }
+    // The probe may still write its own files, and read the config.
+    let (code, envelope) = probe(
+        &ws,
+        json!({"action": "write", "path": "notes.txt", "content": "hi"}),
+    );
+    assert_eq!(code, 0, "{envelope}");
+    let (code, envelope) = probe(&ws, json!({"action": "read", "path": "toolcell.toml"}));
+    assert_eq!(code, 0, "{envelope}");
+    // delete_path still puts things in the trash, inside `.toolcell/`.
+    let (code, envelope) = call_with(&ws, "delete_path", json!({"path": "notes.txt"}), &["--yes"]);
+    assert_eq!(code, 0, "{envelope}");
+}
+
+#[test]
+fn at_a_terminal_a_policy_change_is_asked_for_that_call_alone_and_says_so_first() {
+    let new_config = "# edited by the model\n";
+    let server = ModelServer::start(vec![
+        ollama::reply(vec![ollama::calls(&[(
+            "c1",
+            "write_file",
+            json!({"path": "toolcell.toml", "content": new_config}),
+        )])]),
+        ollama::answer("Done."),
+    ]);
+    let ws = workspace(
+        &server,
+        "ollama",
+        "[tools.write_file]\napproval = \"auto\"\n",
+    );
+    // --approve does not cover it; the person at the terminal does.
+    let (code, shown) = chat_on_terminal(
+        &ws,
+        &["chat", "Edit the config", "--approve", "write_file"],
+        "a\ny\n",
+    );
+    assert_eq!(code, 0, "{shown}");
+    let prompt = &shown[shown.find("! this call changes").expect(&shown)..];
+    let first = prompt.lines().next().unwrap();
+    assert!(
+        first.contains("changes toolcell's own policy") && first.contains("`toolcell.toml`"),
+        "{first}"
+    );
+    assert!(!prompt.contains("[a] yes"), "no yes-for-the-run: {prompt}");
+    assert!(
+        prompt.contains("answer y, n [reason] or q"),
+        "`a` is not an answer: {prompt}"
+    );
+    assert_eq!(ws.read("toolcell.toml"), new_config);
+    let record = run_record(&ws, "1");
+    assert_eq!(record["tool_calls"][0]["decision"], "approved");
+}
+
+#[test]
+fn tools_approved_always_offer_no_yes_for_the_run() {
+    let server = ModelServer::start(vec![
+        ollama::reply(vec![ollama::calls(&[(
+            "d1",
+            "delete_path",
+            json!({"path": "a.txt"}),
+        )])]),
+        ollama::answer("Deleted."),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    ws.write("a.txt", "x");
+    let (code, shown) = chat_on_terminal(&ws, &["chat", "Delete a.txt"], "a\ny\n");
+    assert_eq!(code, 0, "{shown}");
+    assert!(shown.contains("wants to run with"), "{shown}");
+    assert!(!shown.contains("[a] yes"), "{shown}");
+    assert!(shown.contains("answer y, n [reason] or q"), "{shown}");
+    assert!(!ws.root.join("a.txt").exists());
+}
+
+#[test]
+fn an_untrusted_config_starts_no_program_until_trusted_and_again_after_a_change() {
+    let ws = Workspace::new();
+    let config = format!(
+        "[[mcp_server]]\nname = \"starter\"\ncommand = \"sh\"\nargs = [\"-c\", \"echo started >> {}\"]\n[tools.run_command]\nprocess = [\"touch\"]\n",
+        ws.outer.join("started").display()
+    );
+    ws.write_untrusted("toolcell.toml", &config);
+    let started = || {
+        std::fs::read_to_string(ws.outer.join("started"))
+            .unwrap_or_default()
+            .lines()
+            .count()
+    };
+    for args in [
+        &["tools", "list"][..],
+        &["tools", "show", "read_file"],
+        &["schedule", "list"],
+    ] {
+        let run = ws.run(args);
+        assert_eq!(run.code, 0, "{args:?}: {run:?}");
+        assert!(
+            run.stderr.contains("not trusted")
+                && run.stderr.contains("toolcell trust")
+                && run.stderr.contains("the MCP server `starter`"),
+            "{args:?}: {run:?}"
+        );
+    }
+    assert_eq!(started(), 0, "an untrusted config ran its server");
+    let list = ws.run(&["tools", "show", "run_command", "--json"]);
+    assert_eq!(
+        list.json()["granted"]["process"],
+        json!([]),
+        "its programs are not granted: {list:?}"
+    );
+    let (code, envelope) = call_with(
+        &ws,
+        "run_command",
+        json!({"program": "touch", "args": ["x"]}),
+        &["--yes"],
+    );
+    assert_ne!(code, 0, "{envelope}");
+    assert!(!ws.root.join("x").exists());
+
+    let trusted = ws.run(&["trust"]);
+    assert_eq!(trusted.code, 0, "{trusted:?}");
+    assert!(
+        trusted.stdout.contains("the MCP server `starter`"),
+        "{trusted:?}"
+    );
+    assert!(
+        trusted
+            .stdout
+            .contains("programs granted to `run_command`: touch"),
+        "{trusted:?}"
+    );
+    // Trusted: tools list starts it (it is no MCP server, so it fails).
+    let run = ws.run(&["tools", "list"]);
+    assert!(!run.stderr.contains("not trusted"), "{run:?}");
+    assert_eq!(started(), 1);
+    // Reading the config never starts a program.
+    ws.run(&["schedule", "list"]);
+    assert_eq!(started(), 1, "schedule list started a server");
+    // Changed: untrusted again.
+    std::fs::write(
+        ws.root.join("toolcell.toml"),
+        format!("{config}# changed\n"),
+    )
+    .unwrap();
+    let run = ws.run(&["tools", "list"]);
+    assert!(run.stderr.contains("not trusted"), "{run:?}");
+    assert_eq!(started(), 1);
+    // From a folder below, the found config is as untrusted.
+    std::fs::create_dir(ws.root.join("below")).unwrap();
+    let mut below = ws.command(&["tools", "list"]);
+    below.current_dir(ws.root.join("below"));
+    let out = below.output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not trusted"));
+    assert_eq!(started(), 1);
+    // Revoked: untrusted.
+    assert_eq!(ws.run(&["trust"]).code, 0);
+    let revoked = ws.run(&["trust", "--revoke"]);
+    assert!(revoked.stdout.contains("no longer trusted"), "{revoked:?}");
+    assert!(ws.run(&["tools", "list"]).stderr.contains("not trusted"));
+    assert_eq!(started(), 1);
+    // The record is outside the workspace.
+    assert!(ws.data.join("trusted-configs.json").exists());
+}
+
+#[test]
+fn trust_says_what_is_wrong() {
+    let ws = Workspace::new();
+    let run = ws.run(&["trust"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("there is no toolcell.toml"), "{run:?}");
+    ws.write_untrusted("toolcell.toml", "[[roots]\n");
+    let run = ws.run(&["trust"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("toolcell.toml:1:"),
+        "an invalid config is not trusted: {run:?}"
+    );
+}
+
+#[test]
+fn a_file_changed_while_its_prompt_waited_is_shown_again_not_overwritten() {
+    use std::io::{Read, Write};
+    let server = ModelServer::start(vec![
+        ollama::reply(vec![ollama::calls(&[(
+            "w1",
+            "write_file",
+            json!({"path": "a.txt", "content": "model\n"}),
+        )])]),
+        ollama::answer("Written."),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    ws.write("a.txt", "before\n");
+    let harness = ws.command(&[]);
+    let mut child = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("'{}' chat 'Write a.txt'", env!("CARGO_BIN_EXE_toolcell")),
+            "/dev/null",
+        ])
+        .current_dir(&ws.root)
+        .envs(harness.get_envs().filter_map(|(k, v)| Some((k, v?))))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<String>();
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 4096];
+        while let Ok(n) = stdout.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let _ = tx.send(String::from_utf8_lossy(&buf[..n]).into_owned());
+        }
+    });
+    let mut shown = String::new();
+    let wait_for = |needle: &str, count: usize, shown: &mut String| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while shown.matches(needle).count() < count {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(part) => shown.push_str(&part),
+                Err(_) => panic!("no `{needle}` x{count} on the terminal: {shown}"),
+            }
+        }
+    };
+    wait_for("wants to run with", 1, &mut shown);
+    assert!(shown.contains("-before"), "{shown}");
+    // The user edits the file while the prompt waits, then says yes.
+    std::fs::write(ws.root.join("a.txt"), "edited by the user\n").unwrap();
+    stdin.write_all(b"y\n").unwrap();
+    wait_for("wants to run with", 2, &mut shown);
+    let again = &shown[shown.rfind("changed since you answered").expect(&shown)..];
+    assert!(
+        again.contains("-edited by the user"),
+        "the change as it is now: {again}"
+    );
+    assert_eq!(
+        ws.read("a.txt"),
+        "edited by the user\n",
+        "nothing applied yet"
+    );
+    stdin.write_all(b"y\n").unwrap();
+    drop(stdin);
+    assert!(child.wait().unwrap().success(), "{shown}");
+    assert_eq!(ws.read("a.txt"), "model\n");
+}
+
+#[test]
+fn secrets_in_a_root_are_refused_by_every_file_tool_and_skipped_by_search() {
+    let ws = Workspace::new();
+    ws.write("toolcell.toml", "[tools.probe]\napproval = \"auto\"\n");
+    ws.install_probe();
+    ws.write(".env", "API_TOKEN=hunter2\n");
+    ws.write(".env.example", "API_TOKEN=changeme\n");
+    ws.write(
+        ".ssh/id_rsa",
+        "-----BEGIN OPENSSH PRIVATE KEY----- hunter2\n",
+    );
+    ws.write("certs/server.pem", "hunter2\n");
+    ws.write("notes.md", "the token is hunter2? no\n");
+    std::os::unix::fs::symlink(".env", ws.root.join("innocent.txt")).unwrap();
+    for path in [
+        ".env",
+        ".ssh/id_rsa",
+        "certs/server.pem",
+        "innocent.txt",
+        "./.ssh/../.env",
+    ] {
+        let (kind, message) = ws.call_refused("read_file", json!({"path": path}));
+        assert_eq!(kind, "denied", "{path}: {message}");
+        assert!(
+            message.contains("list of secret files") && message.contains("[secrets]"),
+            "{path}: {message}"
+        );
+        let (code, envelope) = probe(&ws, json!({"action": "read", "path": path}));
+        assert_eq!(code, 3, "{path}: {envelope}");
+        assert!(
+            envelope["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("secret"),
+            "{envelope}"
+        );
+    }
+    let (kind, _) = ws.call_refused(
+        "write_file",
+        json!({"path": ".env", "content": "API_TOKEN=mine\n"}),
+    );
+    assert_eq!(kind, "denied");
+    assert_eq!(ws.read(".env"), "API_TOKEN=hunter2\n");
+    let example = ws.call_ok("read_file", json!({"path": ".env.example"}));
+    assert!(example.to_string().contains("changeme"), "{example}");
+    let found = ws.call_ok("search_files", json!({"path": ".", "query": "hunter2"}));
+    let hits = found.to_string();
+    assert!(hits.contains("notes.md"), "{hits}");
+    for secret in [".env", "id_rsa", "server.pem"] {
+        assert!(
+            !hits.contains(&format!("{secret}\"")),
+            "{secret} searched: {hits}"
+        );
+    }
+    // Opened on purpose.
+    ws.write(
+        "toolcell.toml",
+        "[tools.probe]\napproval = \"auto\"\n[secrets]\nallow = [\".env\"]\n",
+    );
+    let opened = ws.call_ok("read_file", json!({"path": ".env"}));
+    assert!(opened.to_string().contains("hunter2"), "{opened}");
+    let (kind, _) = ws.call_refused("read_file", json!({"path": ".ssh/id_rsa"}));
+    assert_eq!(kind, "denied");
+    // A pattern that is not one is a config error.
+    ws.write("toolcell.toml", "[secrets]\nallow = [\"../outside\"]\n");
+    let run = ws.run(&["tools", "list"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("toolcell.toml:1:1") && run.stderr.contains("secrets"),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn without_a_terminal_the_model_is_told_why_a_policy_change_was_refused() {
+    let server = ModelServer::start(vec![
+        ollama::reply(vec![ollama::calls(&[(
+            "w1",
+            "write_file",
+            json!({"path": "toolcell.toml", "content": "x"}),
+        )])]),
+        ollama::answer("Could not."),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    let config = ws.read("toolcell.toml");
+    let run = ws.run(&["chat", "Rewrite the config", "--yes"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(ws.read("toolcell.toml"), config);
+    let requests = server.requests();
+    let result = &tool_results(&requests[1])[0].2;
+    assert!(
+        result.contains("changes toolcell's own policy"),
+        "the model is told why: {result}"
+    );
+}
