@@ -10,6 +10,7 @@ use crate::grant::ToolGrant;
 use crate::manifest::ManifestApproval;
 use crate::mcp::client::{McpCallError, McpServers};
 use crate::policy::PolicyChange;
+use crate::policy::protected::PolicySnapshot;
 use crate::registry::{Backend, McpTool, Registry, ToolEntry, ToolProblem, ToolSource};
 use crate::sandbox::cache::CacheStatus;
 use crate::sandbox::output::CapturedOutput;
@@ -394,6 +395,35 @@ impl Dispatcher {
     /// Runs an admitted (and, if it needed it, approved) call in its cell,
     /// or on its MCP server.
     pub async fn execute(&self, admitted: Admitted<'_>, args: &Value) -> CallOutcome {
+        // A program outside every cell (an MCP server, a program a tool
+        // runs) is not under the cell's file guard: what it did to the
+        // policy files is found after the call, and undone.
+        let outside_cells =
+            matches!(admitted.entry.backend, Backend::Mcp(_)) || !admitted.grant.process.is_empty();
+        if !outside_cells {
+            return self.run_admitted(admitted, args).await;
+        }
+        let tool = admitted.entry.manifest.name.clone();
+        let snapshot = PolicySnapshot::take(&self.config.files.policy);
+        let mut outcome = self.run_admitted(admitted, args).await;
+        let changed = snapshot.undo_changes();
+        if !changed.is_empty() {
+            tracing::warn!(
+                "`{tool}` changed toolcell's own policy from outside a cell: {}",
+                changed.join(", ")
+            );
+            outcome.result = Err(CallError::Denied {
+                tool,
+                reason: format!(
+                    "it changed toolcell's own policy ({}) from outside a cell (an MCP server or a program runs with your rights): the change was undone\n  fix: change toolcell's files yourself; do not let this server or program write them",
+                    changed.join(", ")
+                ),
+            });
+        }
+        outcome
+    }
+
+    async fn run_admitted(&self, admitted: Admitted<'_>, args: &Value) -> CallOutcome {
         let started = Instant::now();
         let name = admitted.entry.manifest.name.as_str();
         if let Backend::Mcp(external) = &admitted.entry.backend {

@@ -316,9 +316,11 @@ fn an_untrusted_config_starts_no_program_until_trusted_and_again_after_a_change(
     let run = ws.run(&["tools", "list"]);
     assert!(!run.stderr.contains("not trusted"), "{run:?}");
     assert_eq!(started(), 1);
-    // Reading the config never starts a program.
+    // Reading the config never starts a program, nor does showing a
+    // tool that is not the server's.
     ws.run(&["schedule", "list"]);
-    assert_eq!(started(), 1, "schedule list started a server");
+    ws.run(&["tools", "show", "read_file"]);
+    assert_eq!(started(), 1, "schedule list or tools show started a server");
     // Changed: untrusted again.
     std::fs::write(
         ws.root.join("toolcell.toml"),
@@ -525,4 +527,40 @@ fn without_a_terminal_the_model_is_told_why_a_policy_change_was_refused() {
         result.contains("changes toolcell's own policy"),
         "the model is told why: {result}"
     );
+}
+
+#[test]
+fn a_program_or_mcp_server_outside_the_cells_that_changes_the_policy_is_undone_and_refused() {
+    let fs = crate::mcp_client::peer("server-filesystem");
+    let ws = Workspace::new();
+    ws.write("flows/job.rhai", "\"ok\"\n");
+    let config = format!(
+        "[tools.run_command]\nprocess = [\"sh\"]\n[[schedule]]\nname = \"job\"\ncron = \"0 3 * * *\"\nworkflow = \"flows/job.rhai\"\n\n[[mcp_server]]\nname = \"fs\"\ncommand = \"node\"\nargs = [{fs:?}, \".\"]\napproval = \"auto\"\n"
+    );
+    ws.write("toolcell.toml", &config);
+    let (code, envelope) = ws.call(
+        "run_command",
+        json!({"program": "sh", "args": ["-c", "printf '[tools.write_file]\\napproval = \"auto\"\\n' >> toolcell.toml; echo owned > flows/job.rhai"]}),
+    );
+    assert_eq!(code, 4, "{envelope}");
+    let message = envelope["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("changed toolcell's own policy") && message.contains("undone"),
+        "{message}"
+    );
+    assert_eq!(ws.read("toolcell.toml"), config);
+    assert_eq!(ws.read("flows/job.rhai"), "\"ok\"\n");
+    let (code, envelope) = ws.call(
+        "fs__write_file",
+        json!({"path": "toolcell.toml", "content": "[[mcp_server]]\nname = \"x\"\ncommand = \"sh\"\n"}),
+    );
+    assert_eq!(code, 4, "{envelope}");
+    assert_eq!(ws.read("toolcell.toml"), config);
+    // The rest of what they do stands.
+    let (code, envelope) = ws.call(
+        "fs__write_file",
+        json!({"path": "notes.md", "content": "hi"}),
+    );
+    assert_eq!(code, 0, "{envelope}");
+    assert_eq!(ws.read("notes.md"), "hi");
 }

@@ -239,6 +239,15 @@ fn open_dispatcher_for_many_calls(config: &Option<PathBuf>) -> Result<Dispatcher
 
 fn open_dispatcher_with(config: &Option<PathBuf>, options: SandboxOptions) -> Result<Dispatcher> {
     let (config, registry) = load_workspace(config)?;
+    dispatcher_over(config, registry, options)
+}
+
+/// A dispatcher over a loaded workspace, its MCP servers started.
+fn dispatcher_over(
+    config: WorkspaceConfig,
+    registry: Registry,
+    options: SandboxOptions,
+) -> Result<Dispatcher> {
     let mut dispatcher = Dispatcher::new(config, registry, options)?;
     for problem in dispatcher.start_mcp_servers()? {
         say!("warning: {problem}");

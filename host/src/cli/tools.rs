@@ -97,7 +97,13 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
             list(dispatcher.config(), dispatcher.registry(), json)
         }
         ToolsCommand::Show { name, json } => {
-            let dispatcher = open_dispatcher(config)?;
+            // A tool of the workspace is shown without starting any program;
+            // only another name may be an MCP server's, found by starting them.
+            let (workspace, registry) = load_workspace(config)?;
+            if registry.get(&name).is_some() {
+                return show(&workspace, &registry, &name, json);
+            }
+            let dispatcher = super::dispatcher_over(workspace, registry, super::sandbox_options())?;
             show(dispatcher.config(), dispatcher.registry(), &name, json)
         }
         ToolsCommand::Call {

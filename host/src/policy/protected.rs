@@ -49,6 +49,8 @@ pub struct PolicyFiles {
     config: Option<PathBuf>,
     /// The workspace's state folder.
     state: Option<PathBuf>,
+    /// Where a config would be found if the workspace had none.
+    default_config: PathBuf,
     /// Scheduled workflows: the file, its folder, the schedule's name.
     workflows: Vec<(PathBuf, PathBuf, String)>,
 }
@@ -65,6 +67,7 @@ impl PolicyFiles {
         Self {
             config: config.map(canonical),
             state: Some(workspace.join(STATE_DIR)),
+            default_config: workspace.join(CONFIG_FILE),
             workflows: scheduled
                 .into_iter()
                 .map(|(file, name)| {
@@ -121,6 +124,77 @@ impl PolicyFiles {
                 schedule: schedule.clone(),
             })
     }
+}
+
+/// The largest policy file kept to be put back: far beyond any real config
+/// or workflow; a larger one is only reported if it changes.
+const MAX_KEPT: u64 = 16 * 1024 * 1024;
+
+/// What the policy files held before a call that runs outside every cell
+/// (an MCP server's, or one that runs programs): the cell's guard does not
+/// see what such a program does, so what it changed is found after the
+/// call, put back, and the call refused.
+pub struct PolicySnapshot {
+    /// Each file, and what it held (`None`: absent; `Some(None)`: too
+    /// large to keep).
+    files: Vec<(PathBuf, Option<Option<Vec<u8>>>)>,
+}
+
+impl PolicySnapshot {
+    /// Reads the config (or where one would be found) and the scheduled
+    /// workflows.
+    pub fn take(policy: &PolicyFiles) -> Self {
+        let config = policy
+            .config
+            .clone()
+            .unwrap_or_else(|| policy.default_config.clone());
+        let files = std::iter::once(config)
+            .chain(policy.workflows.iter().map(|(file, _, _)| file.clone()))
+            .map(|file| {
+                let held = read_kept(&file);
+                (file, held)
+            })
+            .collect();
+        Self { files }
+    }
+
+    /// Puts back every file that changed since [`PolicySnapshot::take`];
+    /// the files changed (with what became of putting them back), if any.
+    pub fn undo_changes(self) -> Vec<String> {
+        let mut changed = Vec::new();
+        for (file, before) in self.files {
+            let now = read_kept(&file);
+            if now == before {
+                continue;
+            }
+            let undone = match &before {
+                None => std::fs::remove_file(&file).map(|()| "removed"),
+                Some(Some(bytes)) => put_back(&file, bytes).map(|()| "put back"),
+                Some(None) => Ok("too large to put back"),
+            };
+            changed.push(match undone {
+                Ok(how) => format!("{} ({how})", file.display()),
+                Err(e) => format!("{} (could not be put back: {e})", file.display()),
+            });
+        }
+        changed
+    }
+}
+
+fn read_kept(file: &Path) -> Option<Option<Vec<u8>>> {
+    let meta = std::fs::symlink_metadata(file).ok()?;
+    if !meta.is_file() || meta.len() > MAX_KEPT {
+        return Some(None);
+    }
+    Some(std::fs::read(file).ok())
+}
+
+fn put_back(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir)?;
+    std::io::Write::write_all(&mut temp, bytes)?;
+    temp.persist(file).map_err(|e| e.error)?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -150,6 +150,10 @@ impl Sandbox {
             &mut linker,
             CellState::guarded_fs,
         )?;
+        wasmtime_wasi::p2::bindings::filesystem::preopens::add_to_linker::<_, fs_guard::Guarded>(
+            &mut linker,
+            CellState::guarded_fs,
+        )?;
         linker.allow_shadowing(false);
         wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
         bindings::toolcell::tool::process::add_to_linker::<_, wasmtime::component::HasSelf<_>>(

@@ -119,7 +119,14 @@ impl Workflow {
     /// Follows the script's literal imports through every module (see
     /// [`modules::check_imports`]); the error is rendered for people.
     pub fn check_imports(&self, engine: &Engine, ast: &AST) -> Result<(), Failure> {
-        modules::check_imports(engine, &self.folder, &self.file, ast).map_err(Failure::Script)
+        let root = modules::Root {
+            base: &self.folder,
+            file: &self.file,
+            display: &self.display,
+            source: &self.source,
+            ast,
+        };
+        modules::check_imports(engine, &root).map_err(Failure::Script)
     }
 
     /// The literal tool names the script calls, with their line and column.

@@ -177,33 +177,42 @@ pub fn literal_imports(ast: &AST) -> Vec<(String, Position)> {
     found
 }
 
-/// Follows the literal imports of the workflow `root` (canonical, already
-/// compiled to `ast`) through every module, compiling each: a cycle, a
-/// chain past [`MAX_IMPORT_DEPTH`], a missing module or one that does not
-/// compile is an error rendered with the file, line and caret of the
-/// import (or of the syntax error).
-pub fn check_imports(engine: &Engine, base: &Path, root: &Path, ast: &AST) -> Result<(), String> {
-    let resolver = FolderResolver::new(base.to_path_buf(), root.to_path_buf());
-    let source = std::fs::read_to_string(root).unwrap_or_default();
-    let mut checked = BTreeSet::new();
-    let mut chain = vec![root.to_path_buf()];
-    follow(engine, &resolver, &mut chain, &mut checked, &source, ast)
+/// The workflow whose imports [`check_imports`] follows.
+pub struct Root<'a> {
+    /// Its folder (canonical).
+    pub base: &'a Path,
+    /// The file (canonical).
+    pub file: &'a Path,
+    /// The file as the user named it, for messages.
+    pub display: &'a str,
+    pub source: &'a str,
+    pub ast: &'a AST,
 }
 
-/// One file's imports, depth first; `chain` ends with that file. The
-/// recursion is as deep as the chain, which [`FolderResolver::refusal`]
-/// stops at [`MAX_IMPORT_DEPTH`].
+/// Follows the literal imports of the workflow `root` through every
+/// module, compiling each: a cycle, a chain past [`MAX_IMPORT_DEPTH`], a
+/// missing module or one that does not compile is an error rendered with
+/// the file, line and caret of the import (or of the syntax error).
+pub fn check_imports(engine: &Engine, root: &Root<'_>) -> Result<(), String> {
+    let resolver = FolderResolver::new(root.base.to_path_buf(), root.file.to_path_buf());
+    let mut checked = BTreeSet::new();
+    let mut chain = vec![root.file.to_path_buf()];
+    let file = (root.display, root.source, root.ast);
+    follow(engine, &resolver, &mut chain, &mut checked, file)
+}
+
+/// One file's imports, depth first: `file` is its name, source and AST,
+/// and `chain` ends with it. The recursion is as deep as the chain, which
+/// [`FolderResolver::refusal`] stops at [`MAX_IMPORT_DEPTH`].
 fn follow(
     engine: &Engine,
     resolver: &FolderResolver,
     chain: &mut Vec<PathBuf>,
     checked: &mut BTreeSet<PathBuf>,
-    source: &str,
-    ast: &AST,
+    (here, source, ast): (&str, &str, &AST),
 ) -> Result<(), String> {
-    let here = chain.last().map(|f| resolver.shown(f)).unwrap_or_default();
     for (path, pos) in literal_imports(ast) {
-        let fail = |message: String| errors::located(&message, &here, Some(source), pos, None);
+        let fail = |message: String| errors::located(&message, here, Some(source), pos, None);
         let file = resolver
             .locate(&path)
             .map_err(|m| fail(format!("import: {m}")))?;
@@ -215,11 +224,12 @@ fn follow(
         }
         let text = std::fs::read_to_string(&file)
             .map_err(|e| fail(format!("import: cannot read `{path}`: {e}")))?;
+        let shown = resolver.shown(&file);
         let module = engine
             .compile(&text)
-            .map_err(|e| errors::parse_error(&resolver.shown(&file), &text, &e))?;
+            .map_err(|e| errors::parse_error(&shown, &text, &e))?;
         chain.push(file.clone());
-        let result = follow(engine, resolver, chain, checked, &text, &module);
+        let result = follow(engine, resolver, chain, checked, (&shown, &text, &module));
         chain.pop();
         result?;
         checked.insert(file);
@@ -242,11 +252,17 @@ mod tests {
 
     fn check(base: &Path, root: &str) -> Result<(), String> {
         let engine = Engine::new();
-        let root = base.join(root);
-        let ast = engine
-            .compile(std::fs::read_to_string(&root).unwrap())
-            .unwrap();
-        check_imports(&engine, base, &root, &ast)
+        let file = base.join(root);
+        let source = std::fs::read_to_string(&file).unwrap();
+        let ast = engine.compile(&source).unwrap();
+        let root = Root {
+            base,
+            file: &file,
+            display: root,
+            source: &source,
+            ast: &ast,
+        };
+        check_imports(&engine, &root)
     }
 
     #[test]
