@@ -411,12 +411,12 @@ fn a_file_changed_while_its_prompt_waited_is_shown_again_not_overwritten() {
             }
         }
     };
-    wait_for("wants to run with", 1, &mut shown);
+    wait_for("[q] quit", 1, &mut shown);
     assert!(shown.contains("-before"), "{shown}");
     // The user edits the file while the prompt waits, then says yes.
     std::fs::write(ws.root.join("a.txt"), "edited by the user\n").unwrap();
     stdin.write_all(b"y\n").unwrap();
-    wait_for("wants to run with", 2, &mut shown);
+    wait_for("[q] quit", 2, &mut shown);
     let again = &shown[shown.rfind("changed since you answered").expect(&shown)..];
     assert!(
         again.contains("-edited by the user"),
