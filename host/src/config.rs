@@ -133,9 +133,10 @@ pub struct WorkspaceConfig {
     pub mcp_servers: Vec<McpServerConfig>,
     /// What no tool may change (the policy files) or read (`[secrets]`).
     pub files: Arc<FileRules>,
-    /// The programs this config would start but may not, because the user
-    /// has not trusted it as it is (see [`crate::policy::trust`]): one line
-    /// each, for the warning. Empty when it starts none or is trusted.
+    /// What this config asks but may not do, because the user has not
+    /// trusted it as it is (see [`WorkspaceConfig::restrict_to_untrusted`]):
+    /// one line each, for the warning. Empty when it asks nothing that
+    /// needs trust, or is trusted.
     pub untrusted: Vec<String>,
     /// The SHA-256 of the file's bytes as loaded (what `toolcell trust`
     /// records); `None` for a config not read from a file.
@@ -225,6 +226,32 @@ struct RawToolSettings {
     process: Vec<String>,
 }
 
+/// What a trust record names a config by: its folder, resolved, and its
+/// name — not where a link named `toolcell.toml` leads, since the folder
+/// holding the name is the workspace whose roots and programs it sets (a
+/// link to a trusted config elsewhere is not trusted with it).
+pub fn trust_key(file: &Path) -> std::io::Result<PathBuf> {
+    let folder = file.parent().unwrap_or(Path::new("."));
+    let folder = if folder.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        folder
+    };
+    Ok(folder
+        .canonicalize()?
+        .join(file.file_name().unwrap_or_default()))
+}
+
+/// toolcell's own folders outside the workspace, which a root may still
+/// hold (a workspace in the home folder): the data folder (user tools, the
+/// configs the user trusted) and the compiled-component cache.
+fn toolcell_folders() -> Vec<PathBuf> {
+    crate::locations::data_dir()
+        .into_iter()
+        .chain(crate::locations::component_cache_dir())
+        .collect()
+}
+
 /// The largest config read: far beyond any real one, small enough that a
 /// link to a device or a huge file cannot exhaust memory.
 const MAX_CONFIG_BYTES: u64 = 4 * 1024 * 1024;
@@ -297,7 +324,7 @@ impl WorkspaceConfig {
             daemon: DaemonConfig::default(),
             mcp_servers: Vec::new(),
             files: Arc::new(FileRules {
-                policy: PolicyFiles::new(None, &workspace, []),
+                policy: PolicyFiles::new(None, &workspace, []).with_private(toolcell_folders()),
                 secrets: SecretRules::default(),
             }),
             untrusted: Vec::new(),
@@ -317,14 +344,11 @@ impl WorkspaceConfig {
         let text = read_config(file)?;
         let mut config = Self::parse(file, &text)?;
         config.fingerprint = Some(trust::fingerprint(text.as_bytes()));
-        if !config.programs().is_empty() && !config.is_trusted(trust) {
-            config.untrusted = config.programs();
-            for server in &mut config.mcp_servers {
-                server.enabled = false;
-            }
-            for settings in config.tools.values_mut() {
-                settings.process.clear();
-            }
+        let mut restricted = config.clone();
+        let asks = restricted.restrict_to_untrusted();
+        if !asks.is_empty() && !config.is_trusted(trust) {
+            restricted.untrusted = asks;
+            return Ok(restricted);
         }
         Ok(config)
     }
@@ -334,34 +358,102 @@ impl WorkspaceConfig {
         let (Some(file), Some(fingerprint)) = (&self.file, &self.fingerprint) else {
             return false;
         };
-        let (Some(store), Ok(file)) = (trust, file.canonicalize()) else {
+        let (Some(store), Ok(file)) = (trust, trust_key(file)) else {
             return false;
         };
         store.is_trusted(&file, fingerprint)
     }
 
-    /// The programs this config starts, one line each: its enabled
-    /// `[[mcp_server]]`s and the programs granted to tools.
-    pub fn programs(&self) -> Vec<String> {
-        let servers = self.mcp_servers.iter().filter(|s| s.enabled).map(|s| {
-            format!(
+    /// Takes out what a config may do only once the user trusted it — what
+    /// a config found in a cloned repository must not do on its own — and
+    /// says what, one line each:
+    /// - start programs: its `[[mcp_server]]`s, programs granted to tools;
+    /// - hand on secrets and data: environment variables granted to tools
+    ///   or scripts, the model's key variable, network hosts granted;
+    /// - act unasked: `approval = "auto"`, a schedule's `approve` list;
+    /// - reach beyond its folder: roots outside the workspace (a first
+    ///   root outside becomes the workspace itself, read-only).
+    pub fn restrict_to_untrusted(&mut self) -> Vec<String> {
+        let line = |text: &str| crate::text::for_terminal_line(text).into_owned();
+        let mut asks = Vec::new();
+        for server in self.mcp_servers.iter_mut().filter(|s| s.enabled) {
+            asks.push(format!(
                 "the MCP server `{}`: {}",
-                crate::text::for_terminal_line(&s.name),
-                crate::text::for_terminal_line(&s.command_line())
-            )
-        });
-        let granted = self
-            .tools
+                line(&server.name),
+                line(&server.command_line())
+            ));
+            server.enabled = false;
+        }
+        for (name, settings) in &mut self.tools {
+            let name = line(name);
+            for (what, granted) in [
+                ("programs", &mut settings.process),
+                ("environment variables", &mut settings.env),
+                ("network hosts", &mut settings.network),
+            ] {
+                if !granted.is_empty() {
+                    asks.push(format!(
+                        "{what} granted to `{name}`: {}",
+                        line(&granted.join(", "))
+                    ));
+                    granted.clear();
+                }
+            }
+            if settings.approval == Some(ApprovalSetting::Auto) {
+                asks.push(format!(
+                    "`{name}` approved automatically (approval = \"auto\")"
+                ));
+                settings.approval = None;
+            }
+        }
+        if let Some(key) = self.model.api_key_env.take() {
+            asks.push(format!("the model server gets the key in ${}", line(&key)));
+        }
+        if !self.workflow.env.is_empty() {
+            asks.push(format!(
+                "environment variables for scripts: {}",
+                line(&self.workflow.env.join(", "))
+            ));
+            self.workflow.env.clear();
+        }
+        for schedule in &mut self.schedules {
+            if !schedule.approve.is_empty() {
+                asks.push(format!(
+                    "tools approved for the schedule `{}`: {}",
+                    line(&schedule.name),
+                    line(&schedule.approve.join(", "))
+                ));
+                schedule.approve.clear();
+            }
+        }
+        let workspace = self.workspace.clone();
+        let outside: Vec<String> = self
+            .roots
             .iter()
-            .filter(|(_, t)| !t.process.is_empty())
-            .map(|(name, t)| {
+            .filter(|r| !r.path.starts_with(&workspace))
+            .map(|r| {
                 format!(
-                    "programs granted to `{}`: {}",
-                    crate::text::for_terminal_line(name),
-                    crate::text::for_terminal_line(&t.process.join(", "))
+                    "the root {} (outside the workspace)",
+                    line(&r.path.display().to_string())
                 )
-            });
-        servers.chain(granted).collect()
+            })
+            .collect();
+        if !outside.is_empty() {
+            asks.extend(outside);
+            let first_outside = !self.roots[0].path.starts_with(&workspace);
+            self.roots.retain(|r| r.path.starts_with(&workspace));
+            if first_outside {
+                self.roots.insert(
+                    0,
+                    Root {
+                        path: workspace,
+                        mount: ".".into(),
+                        access: RootAccess::Read,
+                    },
+                );
+            }
+        }
+        asks
     }
 
     /// Trusts the config at `file` as it is now (`toolcell trust`), if it
@@ -369,13 +461,11 @@ impl WorkspaceConfig {
     /// now start.
     pub fn trust(file: &Path) -> Result<(String, Vec<String>)> {
         let text = read_config(file)?;
-        let programs = Self::parse(file, &text)?.programs();
+        let programs = Self::parse(file, &text)?.restrict_to_untrusted();
         let store = TrustStore::for_user()
             .context("no user data folder to keep the trust in: set TOOLCELL_DATA_DIR or HOME")?;
         let fingerprint = trust::fingerprint(text.as_bytes());
-        let file = file
-            .canonicalize()
-            .with_context(|| format!("cannot resolve {}", file.display()))?;
+        let file = trust_key(file).with_context(|| format!("cannot resolve {}", file.display()))?;
         store.trust(&file, &fingerprint)?;
         Ok((fingerprint, programs))
     }
@@ -605,7 +695,14 @@ impl WorkspaceConfig {
             schedules
                 .iter()
                 .map(|s| (s.workflow.as_path(), s.name.as_str())),
-        );
+        )
+        .with_programs(mcp_servers.iter().flat_map(|server| {
+            server
+                .program_files()
+                .into_iter()
+                .map(|file| (file, server.name.clone()))
+        }))
+        .with_private(toolcell_folders());
 
         Ok(Self {
             file: Some(file.to_path_buf()),

@@ -386,9 +386,12 @@ impl Dispatcher {
             .find(|s| s.name == external.server)
             .map(|s| s.command_line())
             .unwrap_or_default();
+        let line = crate::text::for_terminal_line;
         format!(
-            "not sandboxed: `{}` runs in the MCP server `{}` ({command}), a program with your rights, not in a cell",
-            external.tool, external.server
+            "not sandboxed: `{}` runs in the MCP server `{}` ({}), a program with your rights, not in a cell",
+            line(&external.tool),
+            line(&external.server),
+            line(&command)
         )
     }
 

@@ -564,3 +564,136 @@ fn a_program_or_mcp_server_outside_the_cells_that_changes_the_policy_is_undone_a
     assert_eq!(code, 0, "{envelope}");
     assert_eq!(ws.read("notes.md"), "hi");
 }
+
+#[test]
+fn the_scripts_of_mcp_servers_module_folders_and_toolcells_own_folders_are_policy_too() {
+    let mut ws = Workspace::new();
+    // toolcell's data folder inside the root, as for a workspace at home.
+    let data = ws.root.join(".local/share/toolcell");
+    std::fs::create_dir_all(&data).unwrap();
+    ws.env("TOOLCELL_DATA_DIR", data.to_str().unwrap());
+    ws.write("mcp/srv.mjs", "// a server\n");
+    ws.write("flows/report.rhai", "import \"lib/util\" as u;\n");
+    ws.write("flows/lib/util.rhai", "fn f() { 1 }\n");
+    ws.write("evil/util.rhai", "fn f() { 2 }\n");
+    ws.write(
+        "toolcell.toml",
+        "[[mcp_server]]\nname = \"helper\"\ncommand = \"node\"\nargs = [\"mcp/srv.mjs\"]\nenabled = false\n[[schedule]]\nname = \"nightly\"\ncron = \"0 3 * * *\"\nworkflow = \"flows/report.rhai\"\n",
+    );
+    let attempts = [
+        (
+            "write_file",
+            json!({"path": "mcp/srv.mjs", "content": "require('child_process')"}),
+            "the MCP server `helper`",
+        ),
+        (
+            "move_path",
+            json!({"from": "flows/lib", "to": "oldlib"}),
+            "the schedule `nightly`",
+        ),
+        (
+            "move_path",
+            json!({"from": "evil", "to": "flows/lib2"}),
+            "the schedule `nightly`",
+        ),
+    ];
+    for (tool, args, says) in attempts {
+        let (code, envelope) = call_with(&ws, tool, args.clone(), &["--yes"]);
+        assert_eq!(code, 4, "{tool} {args}: {envelope}");
+        let message = envelope["error"]["message"].as_str().unwrap();
+        assert!(message.contains(says), "{tool} {args}: {message}");
+    }
+    assert_eq!(ws.read("mcp/srv.mjs"), "// a server\n");
+    assert!(ws.root.join("flows/lib/util.rhai").exists());
+    assert!(!ws.root.join("flows/lib2").exists());
+    // toolcell's data: no tool writes what the user trusted.
+    let (code, envelope) = call_with(
+        &ws,
+        "write_file",
+        json!({"path": ".local/share/toolcell/trusted-configs.json", "content": "{}"}),
+        &["--yes"],
+    );
+    assert_eq!(code, 3, "{envelope}");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("data or cache folder"),
+        "{envelope}"
+    );
+    assert_ne!(ws.read(".local/share/toolcell/trusted-configs.json"), "{}");
+}
+
+#[test]
+fn a_folder_holding_a_secret_under_a_longer_pattern_is_not_moved_or_deleted() {
+    let ws = Workspace::new();
+    ws.write(
+        ".git/config",
+        "[remote \"origin\"]\nurl = https://user:token@example.org/x\n",
+    );
+    ws.write(".git/HEAD", "ref: refs/heads/main\n");
+    for (tool, args) in [
+        ("move_path", json!({"from": ".git", "to": "gitdir"})),
+        ("delete_path", json!({"path": ".git", "recursive": true})),
+    ] {
+        let (kind, message) = ws.call_refused(tool, args.clone());
+        assert_eq!(kind, "denied", "{tool}: {message}");
+        assert!(message.contains(".git/config"), "{tool}: {message}");
+    }
+    assert!(ws.root.join(".git/config").exists());
+    let head = ws.call_ok("read_file", json!({"path": ".git/HEAD"}));
+    assert!(head.to_string().contains("refs/heads/main"), "{head}");
+}
+
+#[test]
+fn an_untrusted_config_hands_on_no_secret_and_a_linked_config_is_not_trusted_with_its_target() {
+    let server = ModelServer::start(vec![ollama::answer("Hi."), ollama::answer("Hi.")]);
+    let mut ws = workspace(&server, "ollama", "api_key_env = \"TOOLCELL_TEST_KEY\"\n");
+    ws.env("TOOLCELL_TEST_KEY", "AKIA_TOP_SECRET");
+    // As a cloned repository's: written, never trusted.
+    let config = ws.read("toolcell.toml");
+    ws.write_untrusted(
+        "toolcell.toml",
+        &format!("{config}[tools.write_file]\napproval = \"auto\"\n"),
+    );
+    let run = ws.run(&["chat", "Hello"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("the model server gets the key in $TOOLCELL_TEST_KEY"),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains("`write_file` approved automatically"),
+        "{run:?}"
+    );
+    let sent = &server.requests()[0];
+    assert!(
+        !sent
+            .headers
+            .iter()
+            .any(|(_, v)| v.contains("AKIA_TOP_SECRET")),
+        "the key was sent: {:?}",
+        sent.headers
+    );
+    // A link named toolcell.toml to a trusted config is not trusted.
+    assert_eq!(ws.run(&["trust"]).code, 0);
+    let other = ws.outer.join("other");
+    std::fs::create_dir(&other).unwrap();
+    std::os::unix::fs::symlink(ws.root.join("toolcell.toml"), other.join("toolcell.toml")).unwrap();
+    let mut linked = ws.command(&["tools", "list"]);
+    linked.current_dir(&other);
+    let out = linked.output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not trusted"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn a_tools_error_quoting_a_path_stays_on_one_line() {
+    let ws = Workspace::new();
+    let (_, message) = ws.call_refused("read_file", json!({"path": "a\nok: read 12 bytes\nb"}));
+    assert!(!message.contains('\n'), "{message:?}");
+    assert!(message.contains("a\\nok: read 12 bytes\\nb"), "{message:?}");
+}

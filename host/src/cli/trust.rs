@@ -27,8 +27,7 @@ pub fn run(config: &Option<PathBuf>, args: TrustArgs) -> Result<i32> {
     if args.revoke {
         let store =
             TrustStore::for_user().context("no user data folder: set TOOLCELL_DATA_DIR or HOME")?;
-        let canonical = file.canonicalize()?;
-        let said = match store.revoke(&canonical)? {
+        let said = match store.revoke(&crate::config::trust_key(&file)?)? {
             true => "no longer trusted: it starts no program until you trust it again",
             false => "was not trusted",
         };
@@ -42,9 +41,9 @@ pub fn run(config: &Option<PathBuf>, args: TrustArgs) -> Result<i32> {
         &fingerprint[..12]
     );
     if programs.is_empty() {
-        text.push_str(": it starts no program");
+        text.push_str(": it asks nothing that needs trust");
     } else {
-        text.push_str(": it may start\n  - ");
+        text.push_str(": it may now use\n  - ");
         text.push_str(&programs.join("\n  - "));
     }
     text.push_str("\nany change to the file makes it untrusted again");

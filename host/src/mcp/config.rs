@@ -64,6 +64,19 @@ pub struct McpServerConfig {
 
 impl McpServerConfig {
     /// The command line, for approval prompts and messages.
+    /// The files this server runs that a tool could change: its command,
+    /// when given as a path, and the arguments that name existing files
+    /// (a script, as in `node server.mjs`).
+    pub fn program_files(&self) -> Vec<PathBuf> {
+        let command = (self.command.components().count() > 1).then(|| self.command.clone());
+        let scripts = self
+            .args
+            .iter()
+            .map(|arg| self.cwd.join(arg))
+            .filter(|path| path.is_file());
+        command.into_iter().chain(scripts).collect()
+    }
+
     pub fn command_line(&self) -> String {
         std::iter::once(self.command.display().to_string())
             .chain(self.args.iter().cloned())

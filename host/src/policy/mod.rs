@@ -92,16 +92,10 @@ pub fn policy_changes(
     let mut found: Vec<PolicyChange> = Vec::new();
     for (shown, lexical, touch) in paths {
         for host in where_it_leads(&lexical) {
-            let file = if touch.takes_contents() {
-                rules.policy.within(&host)
-            } else {
-                rules.policy.classify(&host)
-            };
-            // `.toolcell/` is no tool's to change, asked or not: the
-            // built-in tools refuse it themselves, and the cell's guard
-            // refuses it for every tool.
-            if let Some(file) = file
-                && !matches!(file, PolicyFile::State { .. })
+            // `.toolcell/` and toolcell's data are no tool's to change,
+            // asked or not: the cell's guard refuses them to every tool.
+            if let Some(file) = rules.policy.judge(&host, touch)
+                && !file.never_changed_by_tools()
                 && !found.iter().any(|f| f.host == host)
             {
                 found.push(PolicyChange {

@@ -23,6 +23,11 @@ pub enum PolicyFile {
     State { trash: bool },
     /// A workflow a schedule runs, or a module beside it.
     Workflow { schedule: String },
+    /// A program (or the script it runs) that an `[[mcp_server]]` starts.
+    Program { server: String },
+    /// Inside toolcell's data or cache folder (user tools, the configs the
+    /// user trusted, compiled components).
+    UserData,
 }
 
 impl PolicyFile {
@@ -38,7 +43,18 @@ impl PolicyFile {
             PolicyFile::Workflow { schedule } => {
                 format!("a workflow the schedule `{schedule}` runs unattended")
             }
+            PolicyFile::Program { server } => format!(
+                "a program the MCP server `{server}` runs, with your rights"
+            ),
+            PolicyFile::UserData => {
+                "inside toolcell's data or cache folder (your tools, what you trusted, compiled code)".into()
+            }
         }
+    }
+
+    /// No approval lets a tool change it: toolcell's own state and data.
+    pub fn never_changed_by_tools(&self) -> bool {
+        matches!(self, PolicyFile::State { .. } | PolicyFile::UserData)
     }
 }
 
@@ -53,6 +69,10 @@ pub struct PolicyFiles {
     default_config: PathBuf,
     /// Scheduled workflows: the file, its folder, the schedule's name.
     workflows: Vec<(PathBuf, PathBuf, String)>,
+    /// Program files the MCP servers start, and the server's name.
+    programs: Vec<(PathBuf, String)>,
+    /// toolcell's data and cache folders.
+    private: Vec<PathBuf>,
 }
 
 impl PolicyFiles {
@@ -76,12 +96,66 @@ impl PolicyFiles {
                     (file, folder, name.to_string())
                 })
                 .collect(),
+            programs: Vec::new(),
+            private: Vec::new(),
         }
+    }
+
+    /// Adds the program files MCP servers start: `(file, server)`.
+    pub fn with_programs(mut self, programs: impl IntoIterator<Item = (PathBuf, String)>) -> Self {
+        self.programs.extend(
+            programs
+                .into_iter()
+                .map(|(file, server)| (file.canonicalize().unwrap_or(file), server)),
+        );
+        self
+    }
+
+    /// Adds toolcell's own folders outside the workspace (data, cache).
+    pub fn with_private(mut self, folders: impl IntoIterator<Item = PathBuf>) -> Self {
+        self.private
+            .extend(folders.into_iter().map(|f| f.canonicalize().unwrap_or(f)));
+        self
+    }
+
+    /// What part of the policy `path` is for a call that `touch`es it: the
+    /// file itself, and for a move or removal also what it holds, and the
+    /// folders of scheduled workflows' modules (moving one in or out
+    /// replaces modules as surely as writing them).
+    pub fn judge(&self, path: &Path, touch: crate::policy::Touch) -> Option<PolicyFile> {
+        use crate::policy::Touch;
+        let moves = matches!(touch, Touch::MoveAway | Touch::MoveInto | Touch::Remove);
+        let found = match touch.takes_contents() {
+            true => self.within(path),
+            false => self.classify(path),
+        };
+        found.or_else(|| moves.then(|| self.module_folder(path)).flatten())
+    }
+
+    /// A folder (or file without extension) under a scheduled workflow's
+    /// folder: it may hold the workflow's modules.
+    fn module_folder(&self, path: &Path) -> Option<PolicyFile> {
+        self.workflows.iter().find_map(|(_, folder, schedule)| {
+            let module = path != folder.as_path()
+                && path.starts_with(folder)
+                && path.extension().is_none_or(|e| e == WORKFLOW_EXTENSION);
+            module.then(|| PolicyFile::Workflow {
+                schedule: schedule.clone(),
+            })
+        })
     }
 
     /// What part of the policy the file or folder at `path` (absolute, its
     /// folders resolved) is, if any.
     pub fn classify(&self, path: &Path) -> Option<PolicyFile> {
+        if self.private.iter().any(|p| path.starts_with(p)) {
+            return Some(PolicyFile::UserData);
+        }
+        if let Some((_, server)) = self.programs.iter().find(|(file, _)| file == path) {
+            return Some(PolicyFile::Program {
+                server: server.clone(),
+            });
+        }
         if path.file_name().is_some_and(|n| n == CONFIG_FILE)
             || self.config.as_deref() == Some(path)
         {
@@ -117,6 +191,18 @@ impl PolicyFiles {
         if self.state.as_deref().is_some_and(|s| s.starts_with(path)) {
             return Some(PolicyFile::State { trash: false });
         }
+        if self.private.iter().any(|p| p.starts_with(path)) {
+            return Some(PolicyFile::UserData);
+        }
+        if let Some((_, server)) = self
+            .programs
+            .iter()
+            .find(|(file, _)| file.starts_with(path))
+        {
+            return Some(PolicyFile::Program {
+                server: server.clone(),
+            });
+        }
         self.workflows
             .iter()
             .find(|(file, _, _)| file.starts_with(path))
@@ -138,6 +224,9 @@ pub struct PolicySnapshot {
     /// Each file, and what it held (`None`: absent; `Some(None)`: too
     /// large to keep).
     files: Vec<(PathBuf, Option<Option<Vec<u8>>>)>,
+    /// The folders of scheduled workflows: a module that appears in one is
+    /// taken away again.
+    module_folders: Vec<PathBuf>,
 }
 
 impl PolicySnapshot {
@@ -155,13 +244,25 @@ impl PolicySnapshot {
                 (file, held)
             })
             .collect();
-        Self { files }
+        let module_folders = policy.workflows.iter().map(|(_, f, _)| f.clone()).collect();
+        Self {
+            files,
+            module_folders,
+        }
     }
 
     /// Puts back every file that changed since [`PolicySnapshot::take`];
     /// the files changed (with what became of putting them back), if any.
-    pub fn undo_changes(self) -> Vec<String> {
+    pub fn undo_changes(mut self) -> Vec<String> {
         let mut changed = Vec::new();
+        let appeared: Vec<PathBuf> = self
+            .module_folders
+            .iter()
+            .flat_map(|folder| workflow_files(folder))
+            .filter(|file| !self.files.iter().any(|(known, _)| known == file))
+            .collect();
+        self.files
+            .extend(appeared.into_iter().map(|file| (file, None)));
         for (file, before) in self.files {
             let now = read_kept(&file);
             if now == before {
@@ -180,6 +281,37 @@ impl PolicySnapshot {
         changed
     }
 }
+
+/// The `.rhai` files under `folder` (its modules), at most
+/// [`MAX_MODULES`], without following links.
+fn workflow_files(folder: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![folder.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            if found.len() + pending.len() >= MAX_MODULES {
+                return found;
+            }
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            if kind.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == WORKFLOW_EXTENSION) {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// Modules and folders looked at beside scheduled workflows, after a call
+/// outside the cells: far more than any workflow folder holds.
+const MAX_MODULES: usize = 1_000;
 
 fn read_kept(file: &Path) -> Option<Option<Vec<u8>>> {
     let meta = std::fs::symlink_metadata(file).ok()?;

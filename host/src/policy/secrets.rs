@@ -43,6 +43,7 @@ const DEFAULT_DENY: &[&str] = &[
     ".htpasswd",
     ".git-credentials",
     ".git/config",
+    ".git/modules/**/config",
     ".docker/config.json",
     ".kube/config",
     ".config/gcloud",
@@ -133,6 +134,32 @@ impl SecretRules {
             .deny
             .iter()
             .find(|p| matches_some_prefix(&p.names, &parts))?;
+        let allowed = self.allow.iter().any(|p| matches_path(&p.names, &parts));
+        (!allowed).then_some(denied.text.as_str())
+    }
+}
+
+impl SecretRules {
+    /// The deny pattern whose secret lies inside the folder `relative`
+    /// (`.git` for `.git/config`): moving or removing that folder would
+    /// take the secret out from under its pattern.
+    pub fn holds_secret(&self, relative: &Path) -> Option<&str> {
+        let parts: Vec<&str> = relative
+            .components()
+            .filter_map(|c| match c {
+                Component::Normal(part) => part.to_str(),
+                _ => None,
+            })
+            .collect();
+        if parts.is_empty() {
+            return None;
+        }
+        let denied = self.deny.iter().find(|p| {
+            (1..p.names.len()).any(|len| {
+                let prefix = &p.names[..len];
+                (0..parts.len()).any(|start| matches_components(prefix, &parts[start..]))
+            })
+        })?;
         let allowed = self.allow.iter().any(|p| matches_path(&p.names, &parts));
         (!allowed).then_some(denied.text.as_str())
     }
@@ -247,6 +274,22 @@ mod tests {
         assert!(SecretRules::check_pattern("../x").is_err());
         assert!(SecretRules::check_pattern("/etc/x").is_err());
         assert!(SecretRules::check_pattern("").is_err());
+    }
+
+    #[test]
+    fn folders_that_hold_a_secret_under_a_longer_pattern_are_told() {
+        let rules = SecretRules::default();
+        let holds = |p: &str| rules.holds_secret(Path::new(p)).map(String::from);
+        assert_eq!(holds(".git").as_deref(), Some(".git/config"));
+        assert_eq!(holds("repo/.git").as_deref(), Some(".git/config"));
+        assert_eq!(
+            holds(".git/modules/lib").as_deref(),
+            Some(".git/modules/**/config")
+        );
+        assert_eq!(holds(".kube").as_deref(), Some(".kube/config"));
+        assert_eq!(holds("src"), None);
+        assert_eq!(holds(".github"), None);
+        assert!(secret(&rules, ".git/modules/lib/config").is_some());
     }
 
     #[test]

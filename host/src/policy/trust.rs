@@ -1,6 +1,7 @@
-//! Trust before programs: a workspace config that starts programs (its
-//! `[[mcp_server]]`s, the programs granted to a tool) is used for that only
-//! once the user trusted it, as it is, with `toolcell trust`. The record —
+//! Trust before programs: what a workspace config may do only once the user
+//! trusted it, as it is, with `toolcell trust` — start programs, hand on
+//! secrets, act unasked, reach outside its folder (the list is
+//! `WorkspaceConfig::restrict_to_untrusted`). The record —
 //! the config's path and the SHA-256 of its bytes — lives in the user's
 //! data folder, outside every workspace, so no tool can write it; a config
 //! changed since (by a tool, a `git pull`, anyone) is untrusted again and

@@ -45,11 +45,13 @@ impl Refusal {
     pub fn message(&self) -> String {
         match self {
             Refusal::Policy { shown, file } => format!(
-                "it tried to change `{shown}`, {}: no tool changes toolcell's own policy unless you approve that very call at a terminal\n  fix: edit the file yourself, or make the change with a built-in file tool from `toolcell chat` or `toolcell tools call` at a terminal and approve it there",
+                "it tried to change `{}`, {}: no tool changes toolcell's own policy unless you approve that very call at a terminal\n  fix: edit the file yourself, or make the change with a built-in file tool from `toolcell chat` or `toolcell tools call` at a terminal and approve it there",
+                crate::text::for_terminal_line(shown),
                 file.describe()
             ),
             Refusal::Secret { shown, pattern } => format!(
-                "`{shown}` is on toolcell's list of secret files (pattern `{pattern}`): tools may not read or change it\n  fix: if a tool should use it, add it to `allow` under [secrets] in toolcell.toml"
+                "`{}` is on toolcell's list of secret files, or holds one (pattern `{pattern}`): tools may not read, change, move or delete it\n  fix: if a tool should use it, add it to `allow` under [secrets] in toolcell.toml",
+                crate::text::for_terminal_line(shown)
             ),
         }
     }
@@ -130,22 +132,25 @@ impl FileGuard {
     }
 
     fn change(&mut self, host: &Path, change: Touch) -> Result<(), ErrorCode> {
-        let file = if change.takes_contents() {
-            self.rules.policy.within(host)
-        } else {
-            self.rules.policy.classify(host)
-        };
-        if let Some(file) = file {
-            let adds_to_trash = matches!(file, PolicyFile::State { trash: true })
-                && matches!(change, Touch::CreateFolder | Touch::MoveInto);
-            let makes_state_folder = change == Touch::CreateFolder
-                && matches!(file, PolicyFile::State { .. })
-                && host
+        if let Some(file) = self.rules.policy.judge(host, change) {
+            let in_state = |name: &str| {
+                host.file_name().is_some_and(|n| n == name)
+                    && host
+                        .parent()
+                        .and_then(Path::file_name)
+                        .is_some_and(|p| p == crate::config::STATE_DIR)
+            };
+            // `delete_path` adds to the trash: it may make `.toolcell/`,
+            // `.toolcell/trash/` and move things into the trash, no more.
+            let adds_to_trash =
+                matches!(file, PolicyFile::State { trash: true }) && change == Touch::MoveInto;
+            let makes_trash = change == Touch::CreateFolder
+                && (host
                     .file_name()
-                    .is_some_and(|n| n == crate::config::STATE_DIR || n == "trash");
-            let approved =
-                !matches!(file, PolicyFile::State { .. }) && self.allowed.iter().any(|a| a == host);
-            if !adds_to_trash && !makes_state_folder && !approved {
+                    .is_some_and(|n| n == crate::config::STATE_DIR)
+                    || in_state("trash"));
+            let approved = !file.never_changed_by_tools() && self.allowed.iter().any(|a| a == host);
+            if !adds_to_trash && !makes_trash && !approved {
                 let refusal = Refusal::Policy {
                     shown: self.shown(host),
                     file,
@@ -153,6 +158,17 @@ impl FileGuard {
                 self.refuse(refusal);
                 return Err(ErrorCode::NotPermitted);
             }
+        }
+        if change.takes_contents()
+            && let Some((_, relative)) = self.root_relative(host)
+            && let Some(pattern) = self.rules.secrets.holds_secret(relative)
+        {
+            let refusal = Refusal::Secret {
+                shown: self.shown(host),
+                pattern: pattern.to_string(),
+            };
+            self.refuse(refusal);
+            return Err(ErrorCode::Access);
         }
         self.secret(host)
     }
@@ -494,6 +510,8 @@ impl HostDescriptor for GuardedFs<'_> {
     }
 
     fn drop(&mut self, fd: Resource<types::Descriptor>) -> wasmtime::Result<()> {
+        // Its resource may be reused for another folder.
+        self.guard.preopened.remove(&fd.rep());
         HostDescriptor::drop(&mut self.inner, fd)
     }
 

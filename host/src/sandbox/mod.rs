@@ -361,6 +361,9 @@ async fn call_tool(
                 GuestError::Denied(m) => (ToolErrorKind::Denied, m),
                 GuestError::Failed(m) => (ToolErrorKind::Failed, m),
             };
+            // A tool's error is one line (it often quotes a path the model
+            // chose): it cannot add lines where it is shown.
+            let message = crate::text::for_terminal_line(&message).into_owned();
             Err(RunError::Tool { kind, message })
         }
         Err(error) => Err(run_error(&error, store, grant)),

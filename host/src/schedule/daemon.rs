@@ -873,7 +873,7 @@ impl<C: Clock> Daemon<C> {
             None,
             json!({"not_started": untrusted}),
             format!(
-                "the config starts programs but is not trusted as it is, so they are not started ({}); run `toolcell trust` in the workspace to let it",
+                "the config is not trusted as it is, so it runs without what only a trusted config may do ({}); run `toolcell trust` in the workspace to let it",
                 untrusted.join("; ")
             ),
         );

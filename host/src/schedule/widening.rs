@@ -14,27 +14,43 @@ pub fn widening(old: &WorkspaceConfig, new: &WorkspaceConfig) -> Vec<String> {
     let mut wider = Vec::new();
     for root in &new.roots {
         let before = old.roots.iter().find(|r| r.path == root.path);
-        let widened = match before {
-            None => true,
-            Some(before) => before.access == RootAccess::Read && root.access == RootAccess::Write,
+        let access = match root.access {
+            RootAccess::Read => "read",
+            RootAccess::Write => "write",
         };
-        if widened {
-            let access = match root.access {
-                RootAccess::Read => "read",
-                RootAccess::Write => "write",
-            };
-            wider.push(format!("the root {} ({access})", root.path.display()));
+        match before {
+            None => wider.push(format!("the root {} ({access})", root.path.display())),
+            Some(before)
+                if before.access == RootAccess::Read && root.access == RootAccess::Write =>
+            {
+                wider.push(format!("the root {} ({access})", root.path.display()))
+            }
+            // A new name sends the paths tools write to another folder.
+            Some(before) if before.mount != root.mount => wider.push(format!(
+                "the root {} now addressed as `{}`",
+                root.path.display(),
+                root.mount
+            )),
+            Some(_) => {}
         }
     }
-    for (name, settings) in &new.tools {
-        let before = old.tool(name);
+    // Every tool either config mentions: a table taken away is back to the
+    // tool's defaults, which may be looser.
+    let names: std::collections::BTreeSet<&String> =
+        old.tools.keys().chain(new.tools.keys()).collect();
+    for name in names {
+        let (settings, before) = (new.tool(name), old.tool(name));
         if settings.enabled && !before.enabled {
             wider.push(format!("tools.{name} enabled"));
         }
-        if settings.approval == Some(ApprovalSetting::Auto)
-            && before.approval != Some(ApprovalSetting::Auto)
-        {
-            wider.push(format!("tools.{name}.approval = \"auto\""));
+        if looseness(settings.approval) > looseness(before.approval) {
+            let now = match settings.approval {
+                Some(ApprovalSetting::Auto) => "\"auto\"",
+                Some(ApprovalSetting::Ask) => "\"ask\"",
+                Some(ApprovalSetting::Deny) => "\"deny\"",
+                None => "the tool's default",
+            };
+            wider.push(format!("tools.{name}.approval = {now}"));
         }
         for (key, now, then) in [
             ("env", &settings.env, &before.env),
@@ -108,6 +124,12 @@ pub fn widening(old: &WorkspaceConfig, new: &WorkspaceConfig) -> Vec<String> {
     if !added_env.is_empty() {
         wider.push(format!("workflow.env adds {}", added_env.join(", ")));
     }
+    if new.model.api_key_env.is_some() && new.model.api_key_env != old.model.api_key_env {
+        wider.push(format!(
+            "the model's key from ${} (sent to the model server)",
+            new.model.api_key_env.as_deref().unwrap_or_default()
+        ));
+    }
     if new.model.base_url != old.model.base_url {
         wider.push(format!(
             "the model server {} (the workspace's text is sent there)",
@@ -121,6 +143,17 @@ pub fn widening(old: &WorkspaceConfig, new: &WorkspaceConfig) -> Vec<String> {
         .into_iter()
         .map(|line| crate::text::for_terminal_line(&line).into_owned())
         .collect()
+}
+
+/// How much an approval setting lets run unasked: `deny`, then `ask`,
+/// then the manifest's default (which may be `auto`), then `auto`.
+fn looseness(setting: Option<ApprovalSetting>) -> u8 {
+    match setting {
+        Some(ApprovalSetting::Deny) => 0,
+        Some(ApprovalSetting::Ask) => 1,
+        None => 2,
+        Some(ApprovalSetting::Auto) => 3,
+    }
 }
 
 #[cfg(test)]
