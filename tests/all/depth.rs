@@ -9,6 +9,7 @@
 use crate::agent::{chat, tool_results, workspace};
 use crate::harness::{Run, Workspace};
 use crate::model_server::{ModelServer, Reply, ollama, openai};
+use crate::schedules::runs_of;
 use std::time::{Duration, Instant};
 
 /// Builds `deep`, an array 20,000 levels deep, on lines 1 and 2 (`take`
@@ -279,20 +280,6 @@ impl Drop for Daemon {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-fn runs_of(ws: &Workspace, schedule: &str) -> Vec<serde_json::Value> {
-    let run = ws.run(&[
-        "runs",
-        "list",
-        "--schedule",
-        schedule,
-        "--json",
-        "--limit",
-        "1000",
-    ]);
-    assert_eq!(run.code, 0, "{run:?}");
-    run.json().as_array().cloned().unwrap_or_default()
 }
 
 fn count(runs: &[serde_json::Value], status: &str) -> usize {

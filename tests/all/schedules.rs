@@ -632,7 +632,8 @@ fn spawn_daemon(ws: &Workspace) -> DaemonProcess {
     )
 }
 
-fn runs_of(ws: &Workspace, schedule: &str) -> Vec<serde_json::Value> {
+/// The recorded runs of `schedule`, newest first (`runs list --json`).
+pub fn runs_of(ws: &Workspace, schedule: &str) -> Vec<serde_json::Value> {
     let run = ws.run(&[
         "runs",
         "list",

@@ -20,17 +20,7 @@ const TOKENS_PER_MESSAGE: usize = 8;
 
 /// Estimated tokens of `messages` and `tools`.
 pub fn estimate(messages: &[Message], tools_json_bytes: usize) -> usize {
-    let bytes: usize = messages
-        .iter()
-        .map(|m| {
-            m.content.len()
-                + m.thinking.len()
-                + m.tool_calls
-                    .iter()
-                    .map(|c| c.name.len() + c.arguments.len())
-                    .sum::<usize>()
-        })
-        .sum();
+    let bytes: usize = messages.iter().map(Message::text_bytes).sum();
     (bytes + tools_json_bytes) / BYTES_PER_TOKEN + messages.len() * TOKENS_PER_MESSAGE
 }
 

@@ -111,6 +111,20 @@ pub struct Message {
 }
 
 impl Message {
+    /// The bytes of its text, thinking and calls: what a token estimate
+    /// counts (`agent::context`, the reply budget).
+    pub fn text_bytes(&self) -> usize {
+        self.content.len()
+            + self.thinking.len()
+            + self
+                .tool_calls
+                .iter()
+                .map(|c| c.name.len() + c.arguments.len())
+                .sum::<usize>()
+    }
+}
+
+impl Message {
     pub fn system(text: impl Into<String>) -> Self {
         Self::plain(Role::System, text.into())
     }
@@ -193,18 +207,7 @@ impl ChatRequest<'_> {
     /// definitions, at [`BYTES_PER_TOKEN`]. Servers count their own way;
     /// this is for a budget, not an exact count.
     pub fn estimated_tokens(&self) -> usize {
-        let messages: usize = self
-            .messages
-            .iter()
-            .map(|m| {
-                m.content.len()
-                    + m.thinking.len()
-                    + m.tool_calls
-                        .iter()
-                        .map(|c| c.name.len() + c.arguments.len())
-                        .sum::<usize>()
-            })
-            .sum();
+        let messages: usize = self.messages.iter().map(Message::text_bytes).sum();
         let tools: usize = self
             .tools
             .iter()

@@ -120,13 +120,7 @@ impl SecretRules {
     /// The deny pattern that makes `relative` (a path inside a root) a
     /// secret, unless an allow pattern opens it.
     pub fn secret(&self, relative: &Path) -> Option<&str> {
-        let parts: Vec<&str> = relative
-            .components()
-            .filter_map(|c| match c {
-                Component::Normal(part) => part.to_str(),
-                _ => None,
-            })
-            .collect();
+        let parts = names(relative);
         if parts.is_empty() {
             return None;
         }
@@ -144,13 +138,7 @@ impl SecretRules {
     /// (`.git` for `.git/config`): moving or removing that folder would
     /// take the secret out from under its pattern.
     pub fn holds_secret(&self, relative: &Path) -> Option<&str> {
-        let parts: Vec<&str> = relative
-            .components()
-            .filter_map(|c| match c {
-                Component::Normal(part) => part.to_str(),
-                _ => None,
-            })
-            .collect();
+        let parts = names(relative);
         if parts.is_empty() {
             return None;
         }
@@ -163,6 +151,17 @@ impl SecretRules {
         let allowed = self.allow.iter().any(|p| matches_path(&p.names, &parts));
         (!allowed).then_some(denied.text.as_str())
     }
+}
+
+/// The names along `relative`.
+fn names(relative: &Path) -> Vec<&str> {
+    relative
+        .components()
+        .filter_map(|c| match c {
+            Component::Normal(part) => part.to_str(),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Whether `pattern` matches `parts` or a folder holding it (a secret
