@@ -41,6 +41,14 @@ fn main() {
         "[tools.list_directory]\nenv = [\"TOOLCELL_LIST_MAX_ENTRIES\"]\nmax_output_bytes = 67108864\n",
     )
     .unwrap();
+    // The grant of a variable takes the user's trust, as for a person.
+    let trusted = Command::new(env!("CARGO_BIN_EXE_toolcell"))
+        .arg("trust")
+        .current_dir(&root)
+        .env("TOOLCELL_DATA_DIR", &cache)
+        .output()
+        .unwrap();
+    assert!(trusted.status.success(), "toolcell trust: {trusted:?}");
 
     let search = format!(r#"{{"path": ".", "query": "{NEEDLE}", "max_results": 1000}}"#);
     compare(

@@ -697,3 +697,47 @@ fn a_tools_error_quoting_a_path_stays_on_one_line() {
     assert!(!message.contains('\n'), "{message:?}");
     assert!(message.contains("a\\nok: read 12 bytes\\nb"), "{message:?}");
 }
+
+#[test]
+fn a_program_that_points_a_scheduled_workflow_elsewhere_through_a_link_is_refused() {
+    let ws = Workspace::new();
+    ws.write("real_flows/job.rhai", "\"ok\"\n");
+    ws.write("evil/job.rhai", "\"owned\"\n");
+    std::os::unix::fs::symlink("real_flows", ws.root.join("flows")).unwrap();
+    ws.write(
+        "toolcell.toml",
+        "[tools.run_command]\nprocess = [\"ln\", \"sh\"]\n[[schedule]]\nname = \"job\"\ncron = \"0 3 * * *\"\nworkflow = \"flows/job.rhai\"\n",
+    );
+    // A new module beside the workflow is taken away again.
+    let (code, envelope) = ws.call(
+        "run_command",
+        json!({"program": "sh", "args": ["-c", "echo 'fn f() { 2 }' > real_flows/new.rhai"]}),
+    );
+    assert_eq!(code, 4, "{envelope}");
+    assert!(!ws.root.join("real_flows/new.rhai").exists());
+    // A link swapped on the way is put back.
+    let (code, envelope) = ws.call(
+        "run_command",
+        json!({"program": "ln", "args": ["-sfn", "evil", "flows"]}),
+    );
+    assert_eq!(code, 4, "{envelope}");
+    let message = envelope["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("the link") && message.contains("put back"),
+        "{message}"
+    );
+    assert_eq!(
+        std::fs::read_link(ws.root.join("flows")).unwrap(),
+        std::path::Path::new("real_flows")
+    );
+    // A folder that was not a link, replaced by one, is told.
+    std::fs::remove_file(ws.root.join("flows")).unwrap();
+    std::fs::rename(ws.root.join("real_flows"), ws.root.join("flows")).unwrap();
+    let (code, envelope) = ws.call(
+        "run_command",
+        json!({"program": "sh", "args": ["-c", "mv flows kept && ln -s evil flows"]}),
+    );
+    assert_eq!(code, 4, "{envelope}");
+    let message = envelope["error"]["message"].as_str().unwrap();
+    assert!(message.contains("now leads elsewhere"), "{message}");
+}

@@ -69,6 +69,9 @@ pub struct PolicyFiles {
     default_config: PathBuf,
     /// Scheduled workflows: the file, its folder, the schedule's name.
     workflows: Vec<(PathBuf, PathBuf, String)>,
+    /// The scheduled workflows as the config names them (the daemon runs
+    /// that path, wherever its links lead then).
+    workflow_paths: Vec<PathBuf>,
     /// Program files the MCP servers start, and the server's name.
     programs: Vec<(PathBuf, String)>,
     /// toolcell's data and cache folders.
@@ -84,12 +87,17 @@ impl PolicyFiles {
         scheduled: impl IntoIterator<Item = (&'a Path, &'a str)>,
     ) -> Self {
         let canonical = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let scheduled: Vec<(&Path, &str)> = scheduled.into_iter().collect();
         Self {
+            workflow_paths: scheduled
+                .iter()
+                .map(|(file, _)| file.to_path_buf())
+                .collect(),
             config: config.map(canonical),
             state: Some(workspace.join(STATE_DIR)),
             default_config: workspace.join(CONFIG_FILE),
             workflows: scheduled
-                .into_iter()
+                .iter()
                 .map(|(file, name)| {
                     let file = canonical(file);
                     let folder = file.parent().unwrap_or(Path::new("/")).to_path_buf();
@@ -227,6 +235,11 @@ pub struct PolicySnapshot {
     /// The folders of scheduled workflows: a module that appears in one is
     /// taken away again.
     module_folders: Vec<PathBuf>,
+    /// Where each scheduled workflow's path led.
+    leads: Vec<(PathBuf, Option<PathBuf>)>,
+    /// The links on the way to the scheduled workflows, and where each
+    /// pointed: a link changed is put back.
+    links: Vec<(PathBuf, PathBuf)>,
 }
 
 impl PolicySnapshot {
@@ -245,9 +258,30 @@ impl PolicySnapshot {
             })
             .collect();
         let module_folders = policy.workflows.iter().map(|(_, f, _)| f.clone()).collect();
+        let leads = policy
+            .workflow_paths
+            .iter()
+            .map(|path| (path.clone(), path.canonicalize().ok()))
+            .collect();
+        // The links inside the workspace on the way to each workflow (and
+        // the workflow itself).
+        let workspace = policy.default_config.parent().unwrap_or(Path::new("/"));
+        let links = policy
+            .workflow_paths
+            .iter()
+            .flat_map(|path| {
+                path.ancestors()
+                    .take_while(|a| a.starts_with(workspace) && *a != workspace)
+                    .map(Path::to_path_buf)
+                    .collect::<Vec<_>>()
+            })
+            .filter_map(|path| std::fs::read_link(&path).ok().map(|to| (path, to)))
+            .collect();
         Self {
             files,
             module_folders,
+            leads,
+            links,
         }
     }
 
@@ -255,6 +289,26 @@ impl PolicySnapshot {
     /// the files changed (with what became of putting them back), if any.
     pub fn undo_changes(mut self) -> Vec<String> {
         let mut changed = Vec::new();
+        for (link, to) in &self.links {
+            if std::fs::read_link(link).ok().as_ref() != Some(to) {
+                let undone = put_back_link(link, to).map(|()| "put back");
+                changed.push(match undone {
+                    Ok(how) => format!("the link {} ({how})", link.display()),
+                    Err(e) => format!("the link {} (could not be put back: {e})", link.display()),
+                });
+            }
+        }
+        changed.extend(
+            self.leads
+                .iter()
+                .filter(|(path, before)| path.canonicalize().ok() != *before)
+                .map(|(path, _)| {
+                    format!(
+                        "{} (it now leads elsewhere, which toolcell cannot put back)",
+                        path.display()
+                    )
+                }),
+        );
         let appeared: Vec<PathBuf> = self
             .module_folders
             .iter()
@@ -319,6 +373,19 @@ fn read_kept(file: &Path) -> Option<Option<Vec<u8>>> {
         return Some(None);
     }
     Some(std::fs::read(file).ok())
+}
+
+/// Points `link` at `to` again: a new link beside it, renamed over it.
+fn put_back_link(link: &Path, to: &Path) -> std::io::Result<()> {
+    let temp = link.with_file_name(format!(
+        ".{}.toolcell-link-{}",
+        link.file_name().unwrap_or_default().to_string_lossy(),
+        std::process::id()
+    ));
+    std::os::unix::fs::symlink(to, &temp)?;
+    std::fs::rename(&temp, link).inspect_err(|_| {
+        let _ = std::fs::remove_file(&temp);
+    })
 }
 
 fn put_back(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
