@@ -66,10 +66,13 @@ impl PolicyChange {
         let list: Vec<String> = changes
             .iter()
             .map(|c| {
+                // Where it leads too: `sub/toolcell.toml` may be the
+                // workspace's own config, through a link.
                 format!(
-                    "`{}` ({})",
+                    "`{}` ({}; that is {})",
                     crate::text::for_terminal_line(&c.shown),
-                    c.file.describe()
+                    c.file.describe(),
+                    crate::text::for_terminal_line(&c.host.display().to_string())
                 )
             })
             .collect();
