@@ -472,27 +472,31 @@ fn a_killed_run_shows_as_interrupted_and_export_gives_jsonl() {
     assert!(missing.stderr.contains("there is no run 99"), "{missing:?}");
 }
 
-/// Runs `toolcell ARGS` on a pseudo-terminal (util-linux `script`),
-/// typing `answers` at it; returns everything the terminal showed.
-pub fn chat_on_terminal(ws: &Workspace, args: &[&str], answers: &str) -> (i32, String) {
-    use std::io::{Read, Write};
+/// Starts `toolcell ARGS` on a pseudo-terminal (util-linux `script`), in
+/// the workspace with the harness's environment; its stdin and stdout (all
+/// the terminal showed) are piped.
+pub fn spawn_on_terminal(ws: &Workspace, args: &[&str]) -> std::process::Child {
     let quoted: Vec<String> = std::iter::once(env!("CARGO_BIN_EXE_toolcell"))
         .chain(args.iter().copied())
         .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
         .collect();
-    // The harness's environment for the binary, passed through `script`.
     let harness = ws.command(&[]);
-    let mut script = std::process::Command::new("script");
-    script
+    std::process::Command::new("script")
         .args(["-qec", &quoted.join(" "), "/dev/null"])
         .current_dir(&ws.root)
         .envs(harness.get_envs().filter_map(|(k, v)| Some((k, v?))))
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped());
-    let mut child = script
+        .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("util-linux `script` runs a pseudo-terminal");
+        .expect("util-linux `script` runs a pseudo-terminal")
+}
+
+/// Runs `toolcell ARGS` on a pseudo-terminal, typing `answers` at it;
+/// returns everything the terminal showed.
+pub fn chat_on_terminal(ws: &Workspace, args: &[&str], answers: &str) -> (i32, String) {
+    use std::io::{Read, Write};
+    let mut child = spawn_on_terminal(ws, args);
     let mut stdin = child.stdin.take().unwrap();
     stdin.write_all(answers.as_bytes()).unwrap();
     let mut shown = String::new();

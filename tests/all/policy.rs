@@ -3,7 +3,7 @@
 //! cell's guard refuses them to every tool; a config starts programs only
 //! once trusted; what a prompt showed is what is applied; secrets stay put.
 
-use crate::agent::{chat_on_terminal, run_record, tool_results, workspace};
+use crate::agent::{chat_on_terminal, run_record, spawn_on_terminal, tool_results, workspace};
 use crate::harness::Workspace;
 use crate::model_server::{ModelServer, ollama};
 use serde_json::{Value, json};
@@ -375,19 +375,7 @@ fn a_file_changed_while_its_prompt_waited_is_shown_again_not_overwritten() {
     ]);
     let ws = workspace(&server, "ollama", "");
     ws.write("a.txt", "before\n");
-    let harness = ws.command(&[]);
-    let mut child = std::process::Command::new("script")
-        .args([
-            "-qec",
-            &format!("'{}' chat 'Write a.txt'", env!("CARGO_BIN_EXE_toolcell")),
-            "/dev/null",
-        ])
-        .current_dir(&ws.root)
-        .envs(harness.get_envs().filter_map(|(k, v)| Some((k, v?))))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_on_terminal(&ws, &["chat", "Write a.txt"]);
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel::<String>();

@@ -64,7 +64,7 @@ pub struct PolicyFiles {
     /// The config in use (it may lie outside every root).
     config: Option<PathBuf>,
     /// The workspace's state folder.
-    state: Option<PathBuf>,
+    state: PathBuf,
     /// Where a config would be found if the workspace had none.
     default_config: PathBuf,
     /// Scheduled workflows: the file, its folder, the schedule's name.
@@ -94,7 +94,7 @@ impl PolicyFiles {
                 .map(|(file, _)| file.to_path_buf())
                 .collect(),
             config: config.map(canonical),
-            state: Some(workspace.join(STATE_DIR)),
+            state: workspace.join(STATE_DIR),
             default_config: workspace.join(CONFIG_FILE),
             workflows: scheduled
                 .iter()
@@ -196,7 +196,7 @@ impl PolicyFiles {
         if self.config.as_deref().is_some_and(|c| c.starts_with(path)) {
             return Some(PolicyFile::Config);
         }
-        if self.state.as_deref().is_some_and(|s| s.starts_with(path)) {
+        if self.state.starts_with(path) {
             return Some(PolicyFile::State { trash: false });
         }
         if self.private.iter().any(|p| p.starts_with(path)) {

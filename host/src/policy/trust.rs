@@ -42,11 +42,6 @@ impl TrustStore {
         }
     }
 
-    /// Where the record is kept.
-    pub fn file(&self) -> &Path {
-        &self.file
-    }
-
     fn read(&self) -> BTreeMap<String, String> {
         let Ok(meta) = std::fs::metadata(&self.file) else {
             return BTreeMap::new();

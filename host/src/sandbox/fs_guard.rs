@@ -133,22 +133,16 @@ impl FileGuard {
 
     fn change(&mut self, host: &Path, change: Touch) -> Result<(), ErrorCode> {
         if let Some(file) = self.rules.policy.judge(host, change) {
-            let in_state = |name: &str| {
-                host.file_name().is_some_and(|n| n == name)
-                    && host
-                        .parent()
-                        .and_then(Path::file_name)
-                        .is_some_and(|p| p == crate::config::STATE_DIR)
-            };
             // `delete_path` adds to the trash: it may make `.toolcell/`,
             // `.toolcell/trash/` and move things into the trash, no more.
+            let named =
+                |p: Option<&Path>, name: &str| p.and_then(Path::file_name) == Some(name.as_ref());
+            let state = crate::config::STATE_DIR;
             let adds_to_trash =
                 matches!(file, PolicyFile::State { trash: true }) && change == Touch::MoveInto;
             let makes_trash = change == Touch::CreateFolder
-                && (host
-                    .file_name()
-                    .is_some_and(|n| n == crate::config::STATE_DIR)
-                    || in_state("trash"));
+                && (named(Some(host), state)
+                    || (named(Some(host), "trash") && named(host.parent(), state)));
             let approved = !file.never_changed_by_tools() && self.allowed.iter().any(|a| a == host);
             if !adds_to_trash && !makes_trash && !approved {
                 let refusal = Refusal::Policy {
