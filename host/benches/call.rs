@@ -66,6 +66,9 @@ fn no_grant() -> ToolGrant {
         env: Vec::new(),
         network: Vec::new(),
         process: Vec::new(),
+        sandbox: Default::default(),
+        read: Vec::new(),
+        write: Vec::new(),
         limits: Limits {
             timeout_ms: 10_000,
             memory_mb: 64,

@@ -30,6 +30,7 @@
 //! process = ["git", "make"]   # programs it may run (off until granted)
 //! ```
 
+use crate::contain::SandboxSetting;
 use crate::limits;
 use crate::llm::ModelSettings;
 use crate::llm::settings::RawModelSettings;
@@ -93,6 +94,15 @@ pub struct ToolSettings {
     pub network: Vec<String>,
     /// Programs granted (only those the manifest asks for count).
     pub process: Vec<String>,
+    /// Whether those programs run confined (`sandbox = "none"`: not).
+    pub sandbox: SandboxSetting,
+    /// Folders and files those programs may read besides the roots and the
+    /// system's (`read = [...]`, expanded: `~/` under `$HOME`, relative
+    /// paths under the config's folder).
+    pub read: Vec<PathBuf>,
+    /// Folders those programs may change besides the writable roots
+    /// (`write = [...]`, expanded the same way).
+    pub write: Vec<PathBuf>,
 }
 
 impl ToolSettings {
@@ -107,6 +117,9 @@ impl ToolSettings {
         env: Vec::new(),
         network: Vec::new(),
         process: Vec::new(),
+        sandbox: SandboxSetting::Confined,
+        read: Vec::new(),
+        write: Vec::new(),
     };
 }
 
@@ -224,6 +237,11 @@ struct RawToolSettings {
     network: Vec<String>,
     #[serde(default)]
     process: Vec<String>,
+    sandbox: Option<SandboxSetting>,
+    #[serde(default)]
+    read: Vec<String>,
+    #[serde(default)]
+    write: Vec<String>,
 }
 
 /// What a trust record names a config by: its folder, resolved, and its
@@ -399,6 +417,9 @@ impl WorkspaceConfig {
                     granted.clear();
                 }
             }
+            settings.sandbox = SandboxSetting::Confined;
+            settings.read.clear();
+            settings.write.clear();
             if settings.approval == Some(ApprovalSetting::Auto) {
                 asks.push(format!(
                     "`{name}` approved automatically (approval = \"auto\")"
@@ -575,7 +596,25 @@ impl WorkspaceConfig {
                 env: raw.env,
                 network: raw.network,
                 process: raw.process,
+                sandbox: raw.sandbox.unwrap_or_default(),
+                read: raw
+                    .read
+                    .iter()
+                    .map(|entry| crate::contain::expand_path(entry, &workspace))
+                    .collect(),
+                write: raw
+                    .write
+                    .iter()
+                    .map(|entry| crate::contain::expand_path(entry, &workspace))
+                    .collect(),
             };
+            if (raw.sandbox.is_some() || !raw.read.is_empty() || !raw.write.is_empty())
+                && settings.process.is_empty()
+            {
+                bail!(
+                    "invalid config {at}: tools.{name}: `sandbox`, `read` and `write` apply to the programs a tool runs, and it is granted none\n  fix: grant programs with `process = [...]` first, or remove them"
+                );
+            }
             if let Some((bad, why)) = settings.process.iter().find_map(|p| {
                 let why = if p == "*" {
                     Some("`*` would grant every program".to_string())

@@ -132,7 +132,7 @@ impl Dispatcher {
         if !self.config.mcp_servers.iter().any(|s| s.enabled) {
             return Ok(Vec::new());
         }
-        let (servers, started) = McpServers::start(&self.config.mcp_servers)?;
+        let (servers, started) = McpServers::start(&self.config.mcp_servers, &self.config.roots)?;
         let problems = crate::mcp::external::register(&mut self.registry, &started);
         self.mcp = Some(servers);
         Ok(problems)
@@ -350,10 +350,19 @@ impl Dispatcher {
         };
         let warning = match &admitted.entry.backend {
             Backend::Mcp(external) => Some(self.mcp_warning(external)),
-            Backend::Component(_) if !admitted.grant.process.is_empty() => Some(format!(
-                "not sandboxed: the programs this tool may run ({}) run with your rights, outside its cell",
-                admitted.grant.process.join(", ")
-            )),
+            Backend::Component(_) if !admitted.grant.process.is_empty() => {
+                let programs =
+                    crate::text::for_terminal_line(&admitted.grant.process.join(", ")).into_owned();
+                Some(match admitted.grant.confinement() {
+                    Some(confinement) => format!(
+                        "its programs ({programs}) run outside its cell, {}",
+                        confinement.describe()
+                    ),
+                    None => format!(
+                        "not sandboxed (sandbox = \"none\"): its programs ({programs}) run with your rights, outside its cell"
+                    ),
+                })
+            }
             Backend::Component(_) => None,
         };
         ApprovalRequest {
@@ -379,16 +388,20 @@ impl Dispatcher {
 
     /// What an approval prompt says of an external tool.
     fn mcp_warning(&self, external: &McpTool) -> String {
-        let command = self
+        let server = self
             .config
             .mcp_servers
             .iter()
-            .find(|s| s.name == external.server)
-            .map(|s| s.command_line())
-            .unwrap_or_default();
+            .find(|s| s.name == external.server);
+        let command = server.map(|s| s.command_line()).unwrap_or_default();
         let line = crate::text::for_terminal_line;
+        let how = match server.and_then(|s| s.confinement(&self.config.roots)) {
+            Some(confinement) => format!("a program outside the cells, {}", confinement.describe()),
+            None => "not sandboxed (sandbox = \"none\"): a program with your rights, not in a cell"
+                .into(),
+        };
         format!(
-            "not sandboxed: `{}` runs in the MCP server `{}` ({}), a program with your rights, not in a cell",
+            "`{}` runs in the MCP server `{}` ({}), {how}",
             line(&external.tool),
             line(&external.server),
             line(&command)

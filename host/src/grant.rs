@@ -17,6 +17,7 @@
 
 use crate::approval::ApprovalMode;
 use crate::config::{ApprovalSetting, RootAccess, WorkspaceConfig};
+use crate::contain::{Confinement, NetworkAccess, SandboxSetting};
 use crate::limits::Limits;
 use crate::manifest::{FsAccess, ManifestApproval, ToolManifest};
 use crate::policy::FileRules;
@@ -57,6 +58,12 @@ pub struct ToolGrant {
     pub network: Vec<String>,
     /// Programs it may run through `toolcell:tool/process`.
     pub process: Vec<String>,
+    /// How those programs run: confined to this grant, or not.
+    pub sandbox: SandboxSetting,
+    /// What those programs may read besides the roots and the system's.
+    pub read: Vec<PathBuf>,
+    /// What those programs may change besides the writable roots.
+    pub write: Vec<PathBuf>,
     pub limits: Limits,
     /// The workspace's file rules, enforced in the cell.
     pub files: Arc<FileRules>,
@@ -141,6 +148,9 @@ impl ToolGrant {
             env: settings.env.clone(),
             network: settings.network.clone(),
             process: settings.process.clone(),
+            sandbox: settings.sandbox,
+            read: settings.read.clone(),
+            write: settings.write.clone(),
             limits: Limits {
                 timeout_ms: settings.timeout_ms.unwrap_or(manifest.limits.timeout_ms),
                 memory_mb: settings.memory_mb.unwrap_or(manifest.limits.memory_mb),
@@ -150,6 +160,32 @@ impl ToolGrant {
             },
             files: config.files.clone(),
             policy_changes: Vec::new(),
+        })
+    }
+
+    /// What the programs this tool runs are confined to (`None` for
+    /// `sandbox = "none"`): the roots to read, the writable ones to change,
+    /// `read = [...]`, and the granted hosts' ports.
+    pub fn confinement(&self) -> Option<Confinement> {
+        if self.sandbox == SandboxSetting::None {
+            return None;
+        }
+        Some(Confinement {
+            read: self
+                .preopens
+                .iter()
+                .map(|p| p.host.clone())
+                .chain(self.read.iter().cloned())
+                .collect(),
+            write: self
+                .preopens
+                .iter()
+                .filter(|p| p.writable)
+                .map(|p| p.host.clone())
+                .chain(self.write.iter().cloned())
+                .collect(),
+            granted: self.read.iter().chain(&self.write).cloned().collect(),
+            network: NetworkAccess::for_hosts(&self.network),
         })
     }
 

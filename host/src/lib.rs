@@ -13,6 +13,7 @@ pub mod changes;
 pub mod child;
 pub mod cli;
 pub mod config;
+pub mod contain;
 pub mod dispatch;
 pub mod download;
 pub mod grant;

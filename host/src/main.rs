@@ -1,6 +1,7 @@
 //! The `toolcell` binary: everything lives in the library.
 
 fn main() {
+    toolcell::contain::keep_to_itself();
     let code = toolcell::cli::main();
     // Normally every server was stopped with its workspace; this covers
     // whatever an error path left running.

@@ -623,12 +623,13 @@ fn long_mcp_tool_names_and_descriptions_are_shortened() {
         "/../tests/fixtures/mcp/misbehaving.mjs"
     );
     let ws = Workspace::new();
-    let starts = ws.outer.join("starts");
+    let starts = ws.marks().join("starts");
     ws.write(
         "toolcell.toml",
         &format!(
-            "[[mcp_server]]\nname = \"long\"\ncommand = \"node\"\nargs = [{script:?}, \"long-names\", {:?}]\n",
-            starts.to_str().unwrap()
+            "[[mcp_server]]\nname = \"long\"\ncommand = \"node\"\nargs = [{script:?}, \"long-names\", {:?}]\n{}",
+            starts.to_str().unwrap(),
+            ws.marks_grant()
         ),
     );
     let run = run_trusted(&ws, &["tools", "list", "--json"]);

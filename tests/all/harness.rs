@@ -59,6 +59,21 @@ impl Workspace {
         }
     }
 
+    /// A folder outside the workspace where the tests' own servers and
+    /// programs leave marks (how often they started): made on first use,
+    /// and granted to them with [`Workspace::marks_grant`].
+    pub fn marks(&self) -> PathBuf {
+        let marks = self.outer.join("marks");
+        std::fs::create_dir_all(&marks).expect("marks folder");
+        marks
+    }
+
+    /// The `write = [...]` line that lets a confined server or program
+    /// leave its marks.
+    pub fn marks_grant(&self) -> String {
+        format!("write = [{:?}]\n", self.marks().display().to_string())
+    }
+
     /// Uses a compile cache of its own instead of the shared one.
     pub fn with_own_cache(mut self) -> Self {
         self.cache = self.outer.join("cache");

@@ -33,6 +33,7 @@ mod manifests;
 mod mcp;
 mod mcp_client;
 mod model_fit;
+mod outside_cells;
 mod policy;
 mod polyglot_tools;
 mod recovery;

@@ -128,11 +128,13 @@ fn the_filesystem_server_lends_its_tools_and_the_agent_reads_through_it_with_app
     let offered = server.requests()[0].body["tools"].to_string();
     assert!(offered.contains("\"fs__read_text_file\""), "{offered}");
 
-    // At a terminal: the prompt says the tool is not sandboxed; approved, it reads.
+    // At a terminal: the prompt says where the tool runs and what that
+    // server is confined to (read-only roots by default); approved, it reads.
     let (code, shown) = chat_on_terminal(&ws, &["chat", task], "y\n");
     assert_eq!(code, 0, "{shown}");
     assert!(
-        shown.contains("not sandboxed") && shown.contains("MCP server `fs`"),
+        shown.contains("MCP server `fs`")
+            && shown.contains("confined: writes only its private temporary folder; no network"),
         "{shown}"
     );
     let requests = server.requests();
@@ -273,13 +275,16 @@ fn servers_that_crash_print_garbage_or_never_answer_give_clear_errors_and_no_han
         "/../tests/fixtures/mcp/misbehaving.mjs"
     );
     let ws = Workspace::new();
-    let starts = |mode: &str| ws.outer.join(format!("starts-{mode}"));
+    let starts = |mode: &str| ws.marks().join(format!("starts-{mode}"));
     let table = |mode: &str, extra: &str| {
         server_table(
             mode,
             script,
             &[mode, starts(mode).to_str().unwrap()],
-            &format!("approval = \"auto\"\ntimeout = \"2s\"\nstartup_timeout = \"3s\"\n{extra}"),
+            &format!(
+                "approval = \"auto\"\ntimeout = \"2s\"\nstartup_timeout = \"3s\"\n{}{extra}",
+                ws.marks_grant()
+            ),
         )
     };
     ws.write(

@@ -260,12 +260,13 @@ fn tools_approved_always_offer_no_yes_for_the_run() {
 fn an_untrusted_config_starts_no_program_until_trusted_and_again_after_a_change() {
     let ws = Workspace::new();
     let config = format!(
-        "[[mcp_server]]\nname = \"starter\"\ncommand = \"sh\"\nargs = [\"-c\", \"echo started >> {}\"]\n[tools.run_command]\nprocess = [\"touch\"]\n",
-        ws.outer.join("started").display()
+        "[[mcp_server]]\nname = \"starter\"\ncommand = \"sh\"\nargs = [\"-c\", \"echo started >> {}\"]\n{}[tools.run_command]\nprocess = [\"touch\"]\n",
+        ws.marks().join("started").display(),
+        ws.marks_grant()
     );
     ws.write_untrusted("toolcell.toml", &config);
     let started = || {
-        std::fs::read_to_string(ws.outer.join("started"))
+        std::fs::read_to_string(ws.marks().join("started"))
             .unwrap_or_default()
             .lines()
             .count()
@@ -523,7 +524,7 @@ fn a_program_or_mcp_server_outside_the_cells_that_changes_the_policy_is_undone_a
     let ws = Workspace::new();
     ws.write("flows/job.rhai", "\"ok\"\n");
     let config = format!(
-        "[tools.run_command]\nprocess = [\"sh\"]\n[[schedule]]\nname = \"job\"\ncron = \"0 3 * * *\"\nworkflow = \"flows/job.rhai\"\n\n[[mcp_server]]\nname = \"fs\"\ncommand = \"node\"\nargs = [{fs:?}, \".\"]\napproval = \"auto\"\n"
+        "[tools.run_command]\nprocess = [\"sh\"]\n[[schedule]]\nname = \"job\"\ncron = \"0 3 * * *\"\nworkflow = \"flows/job.rhai\"\n\n[[mcp_server]]\nname = \"fs\"\ncommand = \"node\"\nargs = [{fs:?}, \".\"]\nfs = \"write\"\napproval = \"auto\"\n"
     );
     ws.write("toolcell.toml", &config);
     let (code, envelope) = ws.call(

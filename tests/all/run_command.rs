@@ -219,7 +219,14 @@ fn the_model_sees_run_command_only_once_granted_and_the_prompt_shows_the_exact_c
         shown.contains(r"$ printf '%s\n' 'a b' $'x\n$ printf safe'"),
         "{shown}"
     );
-    assert!(shown.contains("not sandboxed"), "{shown}");
+    // Where it runs and what it is confined to.
+    assert!(
+        shown.contains(&format!(
+            "confined: writes only in {} and its private temporary folder; no network",
+            ws.root.display()
+        )),
+        "{shown}"
+    );
     // What runs and where, resolved; no "yes for this run".
     assert!(
         shown.contains("program: /") && shown.contains("printf"),

@@ -784,13 +784,14 @@ fn a_run_whose_external_call_timed_out_is_not_retried() {
         env!("CARGO_MANIFEST_DIR"),
         "/../tests/fixtures/mcp/misbehaving.mjs"
     );
-    let starts = ws.outer.join("starts");
+    let starts = ws.marks().join("starts");
+    let marks = ws.marks_grant();
     ws.write("send.rhai", "tool(\"hang__hang\", #{text: \"mail\"});\n");
     ws.write(
         "toolcell.toml",
         &format!(
             "[[schedule]]\nname = \"send\"\nworkflow = \"send.rhai\"\ncron = \"0 * * * *\"\ntimezone = \"UTC\"\nretries = 2\napprove = [\"hang__hang\"]\n\n\
-             [[mcp_server]]\nname = \"hang\"\ncommand = \"node\"\nargs = [{script:?}, \"hang\", {starts:?}]\ntimeout = \"1s\"\n"
+             [[mcp_server]]\nname = \"hang\"\ncommand = \"node\"\nargs = [{script:?}, \"hang\", {starts:?}]\ntimeout = \"1s\"\n{marks}"
         ),
     );
     let d = TestDaemon::start(&ws, "2026-06-01T11:59:00Z");

@@ -126,8 +126,9 @@ fn hostile_server() -> Workspace {
     ws.write(
         "toolcell.toml",
         &format!(
-            "[[mcp_server]]\nname = \"bad\"\ncommand = \"node\"\nargs = [{script:?}, \"escapes\", {:?}]\napproval = \"auto\"\n",
-            ws.outer.join("starts").display().to_string()
+            "[[mcp_server]]\nname = \"bad\"\ncommand = \"node\"\nargs = [{script:?}, \"escapes\", {:?}]\napproval = \"auto\"\n{}",
+            ws.marks().join("starts").display().to_string(),
+            ws.marks_grant()
         ),
     );
     ws

@@ -599,11 +599,15 @@ pub fn offered_tools(dispatcher: &Dispatcher) -> Vec<ToolSpec> {
             let grant = ToolGrant::resolve(&entry.manifest, dispatcher.config()).ok()?;
             // A tool for any host or program the user grants (`web_fetch`,
             // `run_command`) reaches nothing until they grant one: offering
-            // it would only invite calls that fail.
+            // it would only invite calls that fail. A tool for programs
+            // asks for hosts too (its programs'): the programs decide.
             let any = |asked: &[String]| asked.iter().any(|a| a == "*");
             let caps = &entry.manifest.capabilities;
-            let unreachable = (any(&caps.network) && grant.network.is_empty())
-                || (any(&caps.process) && grant.process.is_empty());
+            let unreachable = if any(&caps.process) {
+                grant.process.is_empty()
+            } else {
+                any(&caps.network) && grant.network.is_empty()
+            };
             (grant.enabled && grant.approval != ApprovalMode::Deny && !unreachable).then(|| {
                 ToolSpec {
                     name: name.to_string(),

@@ -348,10 +348,11 @@ fn show(config: &WorkspaceConfig, registry: &Registry, name: &str, json: bool) -
     };
     let grant = ToolGrant::resolve(&entry.manifest, config)?;
     if json {
-        print_out(&serde_json::to_string_pretty(&describe(
-            entry,
-            Some(&grant),
-        ))?)?;
+        let mut value = describe(entry, Some(&grant));
+        if let Some(how) = containment(config, entry, &grant) {
+            value["outside"] = json!(how);
+        }
+        print_out(&serde_json::to_string_pretty(&value)?)?;
         return Ok(EXIT_OK);
     }
     let m = &entry.manifest;
@@ -394,8 +395,12 @@ fn show(config: &WorkspaceConfig, registry: &Registry, name: &str, json: bool) -
             items.join(", ")
         }
     };
+    let outside = match containment(config, entry, &grant) {
+        Some(how) => format!("\noutside:     {how}"),
+        None => String::new(),
+    };
     let text = format!(
-        "{} {} ({from})\n  {}\n\nenabled:     {}\nmutates:     {}\napproval:    {} ({approval_source})\nfile system: asks {}; granted roots: {roots}\nnetwork:     asks {}; granted {}\nprograms:    asks {}; granted {}\nenvironment: asks {}; granted {}\nlimits:      timeout {} ms, memory {} MiB, result {} bytes\nparameters:\n{}",
+        "{} {} ({from})\n  {}\n\nenabled:     {}\nmutates:     {}\napproval:    {} ({approval_source})\nfile system: asks {}; granted roots: {roots}\nnetwork:     asks {}; granted {}\nprograms:    asks {}; granted {}\nenvironment: asks {}; granted {}{outside}\nlimits:      timeout {} ms, memory {} MiB, result {} bytes\nparameters:\n{}",
         m.name,
         m.version,
         m.description,
@@ -416,6 +421,26 @@ fn show(config: &WorkspaceConfig, registry: &Registry, name: &str, json: bool) -
     );
     print_out(&text)?;
     Ok(EXIT_OK)
+}
+
+/// How what runs outside the cell for this tool (its programs, its MCP
+/// server) is confined, or that it is not (`sandbox = "none"`).
+fn containment(config: &WorkspaceConfig, entry: &ToolEntry, grant: &ToolGrant) -> Option<String> {
+    let confinement = match &entry.backend {
+        Backend::Mcp(external) => {
+            let server = config
+                .mcp_servers
+                .iter()
+                .find(|s| s.name == external.server)?;
+            server.confinement(&config.roots)
+        }
+        Backend::Component(_) if !grant.process.is_empty() => grant.confinement(),
+        Backend::Component(_) => return None,
+    };
+    Some(match confinement {
+        Some(confinement) => confinement.describe(),
+        None => "not sandboxed (sandbox = \"none\"): runs with your rights".into(),
+    })
 }
 
 /// A tool as JSON, for `list --json` and `show --json`.

@@ -19,6 +19,8 @@
 
 use super::config::McpServerConfig;
 use crate::child;
+use crate::config::Root;
+use crate::contain::{Confinement, Prepared};
 use anyhow::{Context, Result, anyhow};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, Tool};
@@ -89,7 +91,7 @@ impl McpServers {
     /// Starts every enabled server in `configs` and lists its tools,
     /// blocking until each has answered or failed (at most the longest
     /// `startup_timeout`).
-    pub fn start(configs: &[McpServerConfig]) -> Result<(Self, Vec<Started>)> {
+    pub fn start(configs: &[McpServerConfig], roots: &[Root]) -> Result<(Self, Vec<Started>)> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("toolcell-mcp")
@@ -99,7 +101,10 @@ impl McpServers {
         let servers: BTreeMap<String, Arc<Connection>> = configs
             .iter()
             .filter(|c| c.enabled)
-            .map(|c| (c.name.clone(), Arc::new(Connection::new(c.clone()))))
+            .map(|c| {
+                let connection = Connection::new(c.clone(), c.confinement(roots));
+                (c.name.clone(), Arc::new(connection))
+            })
             .collect();
         let (tx, rx) = std::sync::mpsc::channel();
         for connection in servers.values() {
@@ -227,6 +232,8 @@ struct Live {
     /// Node process under `npx`).
     group: i32,
     diagnostics: Arc<Mutex<Diagnostics>>,
+    /// Its confinement's private temporary folder lives as long as it runs.
+    _confined: Option<Prepared>,
 }
 
 impl Live {
@@ -288,15 +295,49 @@ impl Live {
 /// One configured server: started on first need, restarted after it failed.
 struct Connection {
     config: McpServerConfig,
+    /// What it runs confined to; `None` for `sandbox = "none"`.
+    confinement: Option<Confinement>,
     live: tokio::sync::Mutex<Option<Arc<Live>>>,
 }
 
 impl Connection {
-    fn new(config: McpServerConfig) -> Self {
+    fn new(config: McpServerConfig, confinement: Option<Confinement>) -> Self {
         Self {
             config,
+            confinement,
             live: tokio::sync::Mutex::new(None),
         }
+    }
+
+    /// The confinement of this start, with what the server is installed
+    /// with: its program (where PATH finds it, and where that leads) and the
+    /// script it is given.
+    fn prepare(&self) -> Result<Option<Prepared>> {
+        let Some(confinement) = &self.confinement else {
+            return Ok(None);
+        };
+        let config = &self.config;
+        let mut confinement = confinement.clone();
+        let found = find_program(&config.command);
+        let real = found.as_deref().and_then(|p| p.canonicalize().ok());
+        let script = config.script();
+        confinement.read.extend(
+            found
+                .iter()
+                .chain(real.iter())
+                .chain(script.iter())
+                .filter_map(|p| crate::contain::installation_of(p)),
+        );
+        confinement.read.push(config.cwd.clone());
+        let what = format!(
+            "the MCP server `{}` ({})",
+            config.name,
+            crate::text::for_terminal_line(&config.command_line())
+        );
+        let prepared = confinement
+            .prepare(&what, &format!("in its [[mcp_server]] ({})", config.at))
+            .map_err(|e| anyhow!(e.0))?;
+        Ok(Some(prepared))
     }
 
     /// Starts the server if needed and lists its tools, all within its
@@ -416,14 +457,24 @@ impl Connection {
     /// Starts the process and initializes the session by `deadline`.
     async fn spawn(&self, deadline: Instant) -> Result<Live> {
         let config = &self.config;
+        let confined = self.prepare()?;
         let mut command = child::command(&config.command, libc::SIGTERM);
         command
             .args(&config.args)
             .current_dir(&config.cwd)
+            .envs(
+                config
+                    .env_passed
+                    .iter()
+                    .filter_map(|name| std::env::var_os(name).map(|v| (name, v))),
+            )
             .envs(&config.env)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if let Some(confined) = &confined {
+            confined.apply(&mut command);
+        }
         let mut child = command.spawn().map_err(|e| {
             anyhow!(
                 "cannot start `{}` ({e})\n  fix: install it, or give its full path as `command` in [[mcp_server]] `{}` ({})",
@@ -468,6 +519,7 @@ impl Connection {
                 session,
                 group,
                 diagnostics,
+                _confined: confined,
             }),
             Ok(Err(e)) => {
                 // Give the exit watcher a moment to record how it ended.
@@ -490,6 +542,18 @@ impl Connection {
             }
         }
     }
+}
+
+/// Where `command` is: a path as it is, a bare name on PATH.
+fn find_program(command: &std::path::Path) -> Option<std::path::PathBuf> {
+    if command.components().count() > 1 {
+        return Some(command.to_path_buf());
+    }
+    let path_var = std::env::var_os("PATH")?;
+    std::env::split_paths(&path_var)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(command))
+        .find(|candidate| candidate.is_file())
 }
 
 /// Passes the server's stdout on to the SDK line by line, dropping (and

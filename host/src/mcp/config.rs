@@ -6,18 +6,27 @@
 //! name = "fs"                      # tools become fs__read_text_file, …
 //! command = "npx"                  # looked up on PATH, or a path (relative to this file)
 //! args = ["-y", "@modelcontextprotocol/server-filesystem", "notes"]
-//! env = { LOG_LEVEL = "warn" }     # added to a scrubbed environment
+//! env = { LOG_LEVEL = "warn" }     # added to a scrubbed environment (or a list of names passed on)
 //! cwd = "."                        # relative to this file; default: the workspace
+//! fs = "write"                     # none | read (default) | write: the roots, as a cell sees them
+//! network = "any"                  # or hosts, such as ["api.example.com"]; default: none
+//! read = ["~/.gitconfig"]          # more to read: paths, `~/`, or relative to this file
+//! write = ["~/.npm"]               # more to change (npx's cache), the same way
+//! sandbox = "none"                 # run it unconfined, with your rights (default: confined)
 //! approval = "ask"                 # ask (default) | auto
 //! timeout = "60s"                  # per call
 //! startup_timeout = "30s"          # start + initialize + list tools
 //! enabled = true
 //! ```
 //!
-//! An external server is a program with the user's rights, not a cell:
-//! its calls ask for approval unless the config says `approval = "auto"`
-//! (for the server, or per tool under `[tools."fs__read_text_file"]`).
+//! An external server is a program, not a cell: it runs confined by the
+//! kernel to the grant above ([`crate::contain`]), and its calls ask for
+//! approval unless the config says `approval = "auto"` (for the server, or
+//! per tool under `[tools."fs__read_text_file"]`).
 
+use crate::config::{Root, RootAccess};
+use crate::contain::{Confinement, NetworkAccess, SandboxSetting};
+use crate::manifest::{FsAccess, check_host_pattern};
 use crate::schedule::config::parse_duration;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -45,6 +54,36 @@ pub enum ServerApproval {
     Auto,
 }
 
+/// The network a server may reach: `network = "any"`, or hosts.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum ServerNetwork {
+    /// `"any"` (any other word is refused at load).
+    Any(String),
+    Hosts(Vec<String>),
+}
+
+impl Default for ServerNetwork {
+    fn default() -> Self {
+        ServerNetwork::Hosts(Vec::new())
+    }
+}
+
+/// The environment a server gets besides the scrubbed one: values given,
+/// or the names of toolcell's own variables to pass on.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(untagged)]
+pub enum RawEnv {
+    Values(BTreeMap<String, String>),
+    Names(Vec<String>),
+}
+
+impl Default for RawEnv {
+    fn default() -> Self {
+        RawEnv::Values(BTreeMap::new())
+    }
+}
+
 /// One external MCP server, validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct McpServerConfig {
@@ -53,7 +92,17 @@ pub struct McpServerConfig {
     pub args: Vec<String>,
     /// Added to the scrubbed environment the server starts with.
     pub env: BTreeMap<String, String>,
+    /// toolcell's own variables passed on by name (those that are set).
+    pub env_passed: Vec<String>,
     pub cwd: PathBuf,
+    /// The roots it sees: none, all read-only, or writable where a root is.
+    pub fs: FsAccess,
+    pub network: NetworkAccess,
+    /// More it may read (expanded paths).
+    pub read: Vec<PathBuf>,
+    /// More it may change.
+    pub write: Vec<PathBuf>,
+    pub sandbox: SandboxSetting,
     pub approval: ServerApproval,
     pub call_timeout: Duration,
     pub startup_timeout: Duration,
@@ -63,20 +112,67 @@ pub struct McpServerConfig {
 }
 
 impl McpServerConfig {
-    /// The command line, for approval prompts and messages.
     /// The files this server runs that a tool could change: its command,
     /// when given as a path, and the arguments that name existing files
     /// (a script, as in `node server.mjs`).
     pub fn program_files(&self) -> Vec<PathBuf> {
         let command = (self.command.components().count() > 1).then(|| self.command.clone());
-        let scripts = self
-            .args
-            .iter()
-            .map(|arg| self.cwd.join(arg))
-            .filter(|path| path.is_file());
-        command.into_iter().chain(scripts).collect()
+        command.into_iter().chain(self.files_given()).collect()
     }
 
+    /// The script the server's program runs: its first argument that
+    /// names a file (`node server.mjs`); other file arguments are data.
+    pub fn script(&self) -> Option<PathBuf> {
+        self.files_given().next()
+    }
+
+    fn files_given(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        self.args
+            .iter()
+            .map(|arg| self.cwd.join(arg))
+            .filter(|path| path.is_file())
+    }
+
+    /// What the server (and all it starts) is confined to over `roots`:
+    /// `None` for `sandbox = "none"`. Its program's installation and the
+    /// script it is given are added when it starts.
+    pub fn confinement(&self, roots: &[Root]) -> Option<Confinement> {
+        if self.sandbox == SandboxSetting::None {
+            return None;
+        }
+        let seen: Vec<&Root> = match self.fs {
+            FsAccess::None => Vec::new(),
+            _ => roots.iter().collect(),
+        };
+        Some(Confinement {
+            read: seen
+                .iter()
+                .map(|r| r.path.clone())
+                .chain(self.read.iter().cloned())
+                .collect(),
+            write: seen
+                .iter()
+                .filter(|r| self.fs == FsAccess::Write && r.access == RootAccess::Write)
+                .map(|r| r.path.clone())
+                .chain(self.write.iter().cloned())
+                .collect(),
+            granted: self.read.iter().chain(&self.write).cloned().collect(),
+            network: self.network.clone(),
+        })
+    }
+
+    /// The same server, started the same way (where it was written aside).
+    pub fn same_launch(&self, other: &Self) -> bool {
+        Self {
+            at: String::new(),
+            ..self.clone()
+        } == Self {
+            at: String::new(),
+            ..other.clone()
+        }
+    }
+
+    /// The command line, for approval prompts and messages.
     pub fn command_line(&self) -> String {
         std::iter::once(self.command.display().to_string())
             .chain(self.args.iter().cloned())
@@ -100,8 +196,17 @@ pub struct RawMcpServer {
     #[serde(default)]
     args: Vec<String>,
     #[serde(default)]
-    env: BTreeMap<String, String>,
+    env: RawEnv,
     cwd: Option<String>,
+    #[serde(default)]
+    fs: Option<FsAccess>,
+    #[serde(default)]
+    network: ServerNetwork,
+    #[serde(default)]
+    read: Vec<String>,
+    #[serde(default)]
+    write: Vec<String>,
+    sandbox: Option<SandboxSetting>,
     #[serde(default)]
     approval: ServerApproval,
     timeout: Option<String>,
@@ -142,7 +247,15 @@ impl McpServerConfig {
                 path
             }
         };
-        if let Some(bad) = raw.env.keys().find(|k| !crate::manifest::is_env_name(k)) {
+        let (env, env_passed) = match raw.env {
+            RawEnv::Values(values) => (values, Vec::new()),
+            RawEnv::Names(names) => (BTreeMap::new(), names),
+        };
+        if let Some(bad) = env
+            .keys()
+            .chain(&env_passed)
+            .find(|k| !crate::manifest::is_env_name(k))
+        {
             return Err(format!(
                 "invalid config {at}: mcp_server `{name}`: `{bad}` is not an environment variable name\n  fix: use names such as \"API_TOKEN\""
             ));
@@ -156,6 +269,26 @@ impl McpServerConfig {
                 )
             }),
         }
+        };
+        let network = match raw.network {
+            ServerNetwork::Any(word) if word == "any" => NetworkAccess::Any,
+            ServerNetwork::Any(word) => {
+                return Err(format!(
+                    "invalid config {at}: mcp_server `{name}`: network = \"{}\" is not a grant\n  fix: write network = \"any\" for a server that fetches from anywhere, or list hosts, such as [\"api.example.com\"]",
+                    word.escape_debug()
+                ));
+            }
+            ServerNetwork::Hosts(hosts) => {
+                if let Some((bad, why)) = hosts
+                    .iter()
+                    .find_map(|h| check_host_pattern(h).err().map(|why| (h, why)))
+                {
+                    return Err(format!(
+                        "invalid config {at}: mcp_server `{name}`: network: {why}\n  fix: grant hosts such as \"api.example.com\" or \"127.0.0.1:8080\", or \"any\" (`{bad}` is not one)"
+                    ));
+                }
+                NetworkAccess::for_hosts(&hosts)
+            }
         };
         let call_timeout = duration("timeout", &raw.timeout, DEFAULT_CALL_TIMEOUT)?;
         let longest = Duration::from_millis(*crate::limits::TIMEOUT_MS_RANGE.end());
@@ -176,8 +309,22 @@ impl McpServerConfig {
             name,
             command,
             args: raw.args,
-            env: raw.env,
+            env,
+            env_passed,
             cwd,
+            fs: raw.fs.unwrap_or(FsAccess::Read),
+            network,
+            read: raw
+                .read
+                .iter()
+                .map(|entry| crate::contain::expand_path(entry, workspace))
+                .collect(),
+            write: raw
+                .write
+                .iter()
+                .map(|entry| crate::contain::expand_path(entry, workspace))
+                .collect(),
+            sandbox: raw.sandbox.unwrap_or_default(),
             approval: raw.approval,
             enabled: raw.enabled.unwrap_or(true),
             at: at.to_string(),
@@ -227,6 +374,9 @@ mod tests {
         assert_eq!(server.cwd, dir.path());
         assert_eq!(server.approval, ServerApproval::Ask);
         assert_eq!(server.call_timeout, DEFAULT_CALL_TIMEOUT);
+        assert_eq!(server.fs, FsAccess::Read, "read-only unless it says so");
+        assert_eq!(server.network, NetworkAccess::None);
+        assert_eq!(server.sandbox, SandboxSetting::Confined);
         assert!(server.command_line().ends_with("bin/server \"a b\""));
     }
 
@@ -241,6 +391,10 @@ mod tests {
         assert!(err("name = \"fs\"\ncommand = \"x\"\ntimeout = \"soon\"").contains("timeout"));
         assert!(err("name = \"fs\"\ncommand = \"x\"\ncwd = \"nope\"").contains("cwd `nope`"));
         assert!(err("name = \"fs\"\ncommand = \" \"").contains("empty `command`"));
+        assert!(
+            err("name = \"fs\"\ncommand = \"x\"\nnetwork = \"all\"").contains("network = \"all\"")
+        );
+        assert!(err("name = \"fs\"\ncommand = \"x\"\nenv = [\"A B\"]").contains("`A B`"));
         assert!(
             err("name = \"fs\"\ncommand = \"x\"\ntimeout = \"1h\"")
                 .contains("use at most \"600s\"")

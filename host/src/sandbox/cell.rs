@@ -108,7 +108,8 @@ impl CellState {
             table: ResourceTable::new(),
             http: WasiHttpCtx::new(),
             network: NetworkPolicy::new(grant.network.clone()),
-            process: ProcessPolicy::new(&grant.tool, grant.process.clone(), grant.preopens.clone()),
+            process: ProcessPolicy::new(&grant.tool, grant.process.clone(), grant.preopens.clone())
+                .confined(grant.confinement()),
             files: {
                 let roots = grant
                     .preopens

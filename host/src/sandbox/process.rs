@@ -7,13 +7,17 @@
 //! ([`crate::child`]) that is killed at the timeout or when the call ends,
 //! whichever comes first. Never a shell: a program and its argument list.
 //!
-//! The program itself is not sandboxed (it runs with the user's rights);
-//! that is why every call of a tool with this capability is approved by
-//! the user, and why a program is never found by name inside a root (a
-//! tool could have written it there).
+//! The program is confined to the tool's grant ([`crate::contain`]): it
+//! reads the roots, the system and its own installation, writes only the
+//! writable roots and a private temporary folder, and reaches the network
+//! only as granted — unless the config says `sandbox = "none"`. Every call
+//! of a tool with this capability is still approved by the user, and a
+//! program is never found by name inside a root (a tool could have written
+//! it there).
 
 use super::bindings::toolcell::tool::process::{Command, Host, Output, RunError};
 use crate::child;
+use crate::contain::Confinement;
 use crate::grant::Preopen;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
@@ -43,6 +47,8 @@ pub struct ProcessPolicy {
     tool: String,
     programs: Vec<String>,
     roots: Vec<Preopen>,
+    /// What its programs are confined to; `None` for `sandbox = "none"`.
+    confinement: Option<Confinement>,
     /// When the tool's own time limit ends: none is left until the call
     /// starts its clock ([`ProcessPolicy::start_clock`]).
     deadline: Instant,
@@ -53,6 +59,8 @@ pub struct ProcessPolicy {
 pub struct Resolved {
     /// The program's real path (links followed): what runs.
     pub program: PathBuf,
+    /// Where it was found (on PATH, before links are followed).
+    pub found: PathBuf,
     /// The working folder's real path.
     pub cwd: PathBuf,
 }
@@ -68,15 +76,25 @@ impl ProcessPolicy {
             tool: tool.to_string(),
             programs,
             roots,
+            confinement: None,
             deadline: Instant::now(),
         }
+    }
+
+    /// Confines the programs it runs to `confinement` (`None`: they run
+    /// with the user's rights, as `sandbox = "none"` says).
+    pub fn confined(mut self, confinement: Option<Confinement>) -> Self {
+        self.confinement = confinement;
+        self
     }
 
     /// What `program` in `cwd` would run, or why it would be refused: the
     /// same checks as a run, for the approval prompt.
     pub fn resolve(&self, program: &str, cwd: &str) -> Result<Resolved, RunError> {
+        let (found, program) = self.resolve_program(program)?;
         Ok(Resolved {
-            program: self.resolve_program(program)?,
+            program,
+            found,
             cwd: self.resolve_cwd(cwd)?,
         })
     }
@@ -101,7 +119,7 @@ impl ProcessPolicy {
 
     /// The real path of `program`, if it is granted and found outside the
     /// roots (a link inside a root, or one leading into a root, is not used).
-    fn resolve_program(&self, program: &str) -> Result<PathBuf, RunError> {
+    fn resolve_program(&self, program: &str) -> Result<(PathBuf, PathBuf), RunError> {
         let shown = program.escape_debug();
         if !self.programs.iter().any(|p| p == program) {
             let granted = if self.programs.is_empty() {
@@ -140,7 +158,7 @@ impl ProcessPolicy {
                 skipped.push(candidate);
                 continue;
             }
-            return Ok(real);
+            return Ok((candidate, real));
         }
         let skipped = match skipped.as_slice() {
             [] => String::new(),
@@ -220,7 +238,28 @@ impl ProcessPolicy {
 
     /// Runs `cmd` if it is granted, killing it at its timeout.
     pub async fn run(&self, cmd: Command) -> Result<Output, RunError> {
-        let Resolved { program, cwd } = self.resolve(&cmd.program, &cmd.cwd)?;
+        let Resolved {
+            program,
+            found,
+            cwd,
+        } = self.resolve(&cmd.program, &cmd.cwd)?;
+        // Confined: to the grant, plus what the program was installed with.
+        let prepared = match &self.confinement {
+            None => None,
+            Some(confinement) => {
+                let mut confinement = confinement.clone();
+                confinement.read.extend(
+                    [&found, &program]
+                        .into_iter()
+                        .filter_map(|p| crate::contain::installation_of(p)),
+                );
+                let what = format!("`{}`", cmd.program.escape_debug());
+                let prepared = confinement
+                    .prepare(&what, &format!("under [tools.{}]", self.tool))
+                    .map_err(|e| RunError::Denied(e.0))?;
+                Some(prepared)
+            }
+        };
         let left = self
             .deadline
             .saturating_duration_since(Instant::now())
@@ -277,6 +316,9 @@ impl ProcessPolicy {
                     Ok(())
                 });
             }
+        }
+        if let Some(prepared) = &prepared {
+            prepared.apply(&mut command);
         }
         let spawned = command.spawn();
         drop(folder);

@@ -7,6 +7,7 @@
 //! once. A change that both narrows and widens waits as a whole.
 
 use crate::config::{ApprovalSetting, RootAccess, WorkspaceConfig};
+use crate::contain::SandboxSetting;
 
 /// What `new` allows that `old` does not, one line each; empty when the
 /// change only narrows or keeps what may be done.
@@ -66,17 +67,28 @@ pub fn widening(old: &WorkspaceConfig, new: &WorkspaceConfig) -> Vec<String> {
                 wider.push(format!("tools.{name}.{key} adds {}", added.join(", ")));
             }
         }
+        for (key, now, then) in [
+            ("read", &settings.read, &before.read),
+            ("write", &settings.write, &before.write),
+        ] {
+            let added: Vec<String> = now
+                .iter()
+                .filter(|v| !then.contains(v))
+                .map(|p| p.display().to_string())
+                .collect();
+            if !added.is_empty() {
+                wider.push(format!("tools.{name}.{key} adds {}", added.join(", ")));
+            }
+        }
+        if settings.sandbox == SandboxSetting::None && before.sandbox != SandboxSetting::None {
+            wider.push(format!("tools.{name}.sandbox = \"none\""));
+        }
     }
     for server in new.mcp_servers.iter().filter(|s| s.enabled) {
-        let same = old.mcp_servers.iter().any(|s| {
-            s.enabled
-                && s.name == server.name
-                && s.command == server.command
-                && s.args == server.args
-                && s.env == server.env
-                && s.cwd == server.cwd
-                && s.approval == server.approval
-        });
+        let same = old
+            .mcp_servers
+            .iter()
+            .any(|s| s.enabled && s.same_launch(server));
         if !same {
             wider.push(format!(
                 "the MCP server `{}` ({})",

@@ -1,0 +1,241 @@
+//! What runs outside a cell is contained by the kernel: a program granted
+//! to `run_command` and an external MCP server (with the program it
+//! starts) try to read a secret in the home, write outside the roots,
+//! follow a link out of a root, connect to a listener on 127.0.0.1, read
+//! toolcell's environment, signal and trace toolcell. Every attempt is
+//! refused, the call goes on, and the refusals are in its result.
+
+use crate::harness::Workspace;
+use serde_json::{Value, json};
+use std::net::TcpListener;
+use std::path::PathBuf;
+
+const SECRET: &str = "the key in the home folder";
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/hostile"
+    ))
+    .join(name)
+}
+
+/// A workspace whose toolcell runs with a fake home holding a secret, a
+/// folder outside the roots, a link out of the root into it, a listener,
+/// and a secret in toolcell's own environment.
+struct Setup {
+    ws: Workspace,
+    secret: PathBuf,
+    outside: PathBuf,
+    listener: TcpListener,
+}
+
+fn setup() -> Setup {
+    let mut ws = Workspace::new();
+    let home = ws.outer.join("home");
+    std::fs::create_dir_all(home.join(".ssh")).unwrap();
+    let secret = home.join(".ssh/id_ed25519");
+    std::fs::write(&secret, SECRET).unwrap();
+    let outside = ws.outer.join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("outside.txt"), SECRET).unwrap();
+    std::os::unix::fs::symlink(&outside, ws.root.join("link-out")).unwrap();
+    ws.env("HOME", home.to_str().unwrap());
+    ws.env("TOOLCELL_TEST_SECRET", "hunter2");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    Setup {
+        ws,
+        secret,
+        outside,
+        listener,
+    }
+}
+
+impl Setup {
+    fn port(&self) -> String {
+        self.listener.local_addr().unwrap().port().to_string()
+    }
+
+    /// Nothing reached the listener, nothing was written outside.
+    fn assert_nothing_got_out(&self) {
+        assert!(
+            self.listener.accept().is_err(),
+            "a contained program connected to the listener"
+        );
+        let written: Vec<_> = std::fs::read_dir(&self.outside)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(written, ["outside.txt"], "written outside the roots");
+    }
+}
+
+/// What attack.py tries of the files and the network.
+const ESCAPES: &[&str] = &[
+    "read_secret",
+    "write_outside",
+    "through_link",
+    "write_through_link",
+    "connect",
+    "ptrace_parent",
+];
+/// What it tries of its parent besides: toolcell's, when toolcell started it.
+const OF_TOOLCELL: &[&str] = &["parent_environ", "signal_parent"];
+
+/// Every attempt of attack.py's report named in `attempts` was refused;
+/// the ordinary work inside the root was done or refused as `work` says.
+fn assert_refused(report: &Value, attempts: &[&str], work: &str) {
+    for attempt in attempts {
+        let said = report[attempt].as_str().unwrap_or_default();
+        assert!(said.starts_with("refused: "), "{attempt}: {report}");
+    }
+    let text = report.to_string();
+    assert!(
+        !text.contains(SECRET) && !text.contains("hunter2"),
+        "{text}"
+    );
+    assert!(
+        report["work"].as_str().unwrap().starts_with(work),
+        "{report}"
+    );
+}
+
+#[test]
+fn a_granted_program_reaches_only_what_its_grant_names() {
+    let s = setup();
+    let ws = &s.ws;
+    std::fs::copy(fixture("attack.py"), ws.root.join("attack.py")).unwrap();
+    ws.write(
+        "toolcell.toml",
+        "[tools.run_command]\nprocess = [\"python3\"]\n",
+    );
+    let ran = ws.call_ok(
+        "run_command",
+        json!({"program": "python3", "args": ["attack.py", s.secret, s.outside, s.port()]}),
+    );
+    assert_eq!(ran["exit_code"], 0, "the run goes on: {ran}");
+    let report: Value = serde_json::from_str(ran["stdout"].as_str().unwrap()).unwrap();
+    assert_refused(&report, &[ESCAPES, OF_TOOLCELL].concat(), "got: written");
+    assert_eq!(ws.read("made-inside.txt"), "pwned");
+    s.assert_nothing_got_out();
+
+    // `tools show` says what its programs are confined to.
+    let shown = ws.run(&["tools", "show", "run_command"]);
+    assert!(
+        shown.stdout.contains(&format!(
+            "outside:     confined: writes only in {} and its private temporary folder; no network",
+            ws.root.display()
+        )),
+        "{shown:?}"
+    );
+}
+
+#[test]
+fn a_hostile_mcp_server_and_the_program_it_starts_are_contained() {
+    let s = setup();
+    let ws = &s.ws;
+    let attack_py = fixture("attack.py");
+    ws.write(
+        "toolcell.toml",
+        &format!(
+            "[[mcp_server]]\nname = \"evil\"\ncommand = \"node\"\nargs = [{:?}, {:?}, {:?}, {:?}, {:?}]\nfs = \"write\"\napproval = \"auto\"\n",
+            fixture("server.mjs").display().to_string(),
+            s.secret.display().to_string(),
+            s.outside.display().to_string(),
+            s.port(),
+            attack_py.display().to_string(),
+        ),
+    );
+    let result = ws.call_ok("evil__attack", json!({}));
+    let report: Value = serde_json::from_str(result.as_str().unwrap()).unwrap();
+    for attempt in [
+        "read_secret",
+        "write_outside",
+        "connect",
+        "parent_environ",
+        "signal_parent",
+    ] {
+        let said = report["node"][attempt].as_str().unwrap_or_default();
+        assert!(said.starts_with("refused: "), "{attempt}: {report}");
+    }
+    // The program the server started inherited the confinement (its
+    // parent is the server, in the same confinement).
+    assert_refused(&report["child"], ESCAPES, "got: written");
+    s.assert_nothing_got_out();
+
+    // By default a server's roots are read-only: its work inside fails too.
+    let config = ws.read("toolcell.toml").replace("fs = \"write\"\n", "");
+    ws.write("toolcell.toml", &config);
+    std::fs::remove_file(ws.root.join("made-inside.txt")).unwrap();
+    let result = ws.call_ok("evil__attack", json!({}));
+    let report: Value = serde_json::from_str(result.as_str().unwrap()).unwrap();
+    assert_refused(&report["child"], ESCAPES, "refused: ");
+    assert!(!ws.root.join("made-inside.txt").exists());
+}
+
+#[test]
+fn unconfined_on_purpose_is_said_where_it_is_decided() {
+    let s = setup();
+    let ws = &s.ws;
+    ws.write(
+        "toolcell.toml",
+        "[tools.run_command]\nprocess = [\"sh\"]\nsandbox = \"none\"\n",
+    );
+    let shown = ws.run(&["tools", "show", "run_command", "--json"]);
+    assert_eq!(
+        shown.json()["outside"],
+        "not sandboxed (sandbox = \"none\"): runs with your rights",
+        "{shown:?}"
+    );
+    // Unconfined, the program reads what the user can.
+    let ran = ws.call_ok(
+        "run_command",
+        json!({"program": "sh", "args": ["-c", format!("cat {}", s.secret.display())]}),
+    );
+    assert_eq!(ran["stdout"], SECRET, "{ran}");
+
+    // `sandbox` and `read` belong to programs: elsewhere they are errors.
+    ws.write("toolcell.toml", "[tools.read_file]\nsandbox = \"none\"\n");
+    let run = ws.run(&["tools", "list"]);
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "tools.read_file: `sandbox`, `read` and `write` apply to the programs a tool runs"
+        ),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn where_the_kernel_cannot_confine_nothing_starts_and_the_refusal_says_how_to_on_purpose() {
+    let mut s = setup();
+    s.ws.env("TOOLCELL_LANDLOCK_MAX_ABI", "2");
+    let ws = &s.ws;
+    ws.write(
+        "toolcell.toml",
+        &format!(
+            "[tools.run_command]\nprocess = [\"sh\"]\n\n[[mcp_server]]\nname = \"evil\"\ncommand = \"node\"\nargs = [{:?}, \"a\", \"b\", \"1\", \"c\"]\n",
+            fixture("server.mjs").display().to_string()
+        ),
+    );
+    let (kind, message) = ws.call_refused(
+        "run_command",
+        json!({"program": "sh", "args": ["-c", "echo ran > ran.txt"]}),
+    );
+    assert_eq!(kind, "denied", "{message}");
+    assert!(
+        message.contains("this kernel has Landlock 2; confining its writes needs Landlock 3")
+            && message
+                .contains("set sandbox = \"none\" under [tools.run_command] in toolcell.toml"),
+        "{message}"
+    );
+    assert!(!ws.root.join("ran.txt").exists());
+    let listed = ws.run(&["tools", "list"]);
+    assert!(
+        listed.stderr.contains("MCP server `evil`")
+            && listed.stderr.contains("was not started")
+            && listed.stderr.contains("in its [[mcp_server]]"),
+        "{listed:?}"
+    );
+}
