@@ -132,8 +132,14 @@ impl Dispatcher {
         if !self.config.mcp_servers.iter().any(|s| s.enabled) {
             return Ok(Vec::new());
         }
-        let (servers, started) = McpServers::start(&self.config.mcp_servers, &self.config.roots)?;
-        let problems = crate::mcp::external::register(&mut self.registry, &started);
+        let (servers, mut started) =
+            McpServers::start(&self.config.mcp_servers, &self.config.roots)?;
+        // A definition changed since it was pinned is not offered.
+        let mut problems = match crate::mcp::pins::ToolPins::for_user() {
+            Some(pins) => pins.hold_back(&self.config.workspace, &mut started),
+            None => Vec::new(),
+        };
+        problems.extend(crate::mcp::external::register(&mut self.registry, &started));
         self.mcp = Some(servers);
         Ok(problems)
     }

@@ -11,6 +11,8 @@ use crate::grant::{ApprovalSource, ToolGrant};
 use crate::install::{self, ToolFiles};
 use crate::locations;
 use crate::manifest::ManifestApproval;
+use crate::mcp::client::McpServers;
+use crate::mcp::pins::{Change, ToolPins};
 use crate::registry::{Backend, Registry, ToolEntry};
 use crate::sandbox::Sandbox;
 use crate::scaffold::{self, Lang};
@@ -75,6 +77,16 @@ pub enum ToolsCommand {
     },
     /// Remove an installed tool.
     Remove { name: String },
+    /// Accept the tools of an MCP server as it lists them now: shows what
+    /// changed since they were pinned (new tools, changed descriptions and
+    /// schemas, tools gone), then pins them, so they are offered again.
+    Trust {
+        /// The server's name (`[[mcp_server]] name`).
+        server: String,
+        /// Show what changed; pin nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
     /// Start a new tool: a folder with a working example (a file word
     /// count), its manifest, the WIT contract and the build command.
     New {
@@ -95,6 +107,10 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
         ToolsCommand::List { json } => {
             let dispatcher = open_dispatcher(config)?;
             list(dispatcher.config(), dispatcher.registry(), json)
+        }
+        ToolsCommand::Trust { server, dry_run } => {
+            let (workspace, _) = load_workspace(config)?;
+            trust_server(&workspace, &server, dry_run)
         }
         ToolsCommand::Show { name, json } => {
             // A tool of the workspace is shown without starting any program;
@@ -420,6 +436,78 @@ fn show(config: &WorkspaceConfig, registry: &Registry, name: &str, json: bool) -
         serde_json::to_string_pretty(&m.parameters)?,
     );
     print_out(&text)?;
+    Ok(EXIT_OK)
+}
+
+/// `tools trust SERVER`: starts the server, shows how its tools differ
+/// from their pins, and pins them as they are (unless `dry_run`).
+fn trust_server(config: &WorkspaceConfig, name: &str, dry_run: bool) -> Result<i32> {
+    let Some(server) = config
+        .mcp_servers
+        .iter()
+        .find(|s| s.name == name && s.enabled)
+    else {
+        let enabled: Vec<&str> = config
+            .mcp_servers
+            .iter()
+            .filter(|s| s.enabled)
+            .map(|s| s.name.as_str())
+            .collect();
+        let known = if enabled.is_empty() {
+            "this workspace starts none (an untrusted config starts none until `toolcell trust`)"
+                .to_string()
+        } else {
+            format!("the servers are: {}", enabled.join(", "))
+        };
+        bail!(
+            "there is no MCP server named `{}` to trust; {known}",
+            crate::text::for_terminal_line(name)
+        );
+    };
+    let pins = ToolPins::for_user()
+        .context("there is no data folder to keep the pins in (set TOOLCELL_DATA_DIR)")?;
+    let (_running, started) = McpServers::start(std::slice::from_ref(server), &config.roots)?;
+    let tools = match started.into_iter().next().map(|s| s.tools) {
+        Some(Ok(tools)) => tools,
+        Some(Err(e)) => bail!("the MCP server `{name}` did not start: {e}"),
+        None => bail!("the MCP server `{name}` did not start"),
+    };
+    let changes = pins.changes(&config.workspace, name, &tools);
+    let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
+    let mut text = String::new();
+    for change in &changes {
+        match change {
+            Change::Added { tool, now } => {
+                text.push_str(&format!("new: `{tool}`\n{}\n", pretty(now)));
+            }
+            Change::Changed { tool, was, now } => {
+                let (was, now) = (pretty(was), pretty(now));
+                let diff = similar::TextDiff::from_lines(&was, &now);
+                text.push_str(&format!(
+                    "changed: `{tool}`\n{}",
+                    diff.unified_diff().header("pinned", "listed now")
+                ));
+            }
+            Change::Removed { tool } => text.push_str(&format!("gone: `{tool}`\n")),
+        }
+    }
+    if changes.is_empty() {
+        text.push_str(&format!(
+            "the tools of `{name}` are as pinned ({} tools)\n",
+            tools.len()
+        ));
+    } else if dry_run {
+        text.push_str(&format!(
+            "nothing pinned (--dry-run): `toolcell tools trust {name}` accepts these\n"
+        ));
+    } else {
+        pins.pin(&config.workspace, name, &tools)?;
+        text.push_str(&format!(
+            "pinned the {} tools of `{name}` as listed now: they are offered again\n",
+            tools.len()
+        ));
+    }
+    print_out(text.trim_end())?;
     Ok(EXIT_OK)
 }
 

@@ -5,9 +5,11 @@
 //!   the workspace's policy) over stdio to any MCP client;
 //! - [`client`]: external servers configured as `[[mcp_server]]`
 //!   ([`config`]) lend their tools to the registry as `server__tool`
-//!   ([`external`]).
+//!   ([`external`]), once their definitions match what was pinned
+//!   ([`pins`]).
 
 pub mod client;
 pub mod config;
 pub mod external;
+pub mod pins;
 pub mod server;
