@@ -86,6 +86,7 @@ fn spawning(workspace: &Path) {
         write: vec![workspace.to_path_buf()],
         granted: Vec::new(),
         network: NetworkAccess::None,
+        read_only: Vec::new(),
     };
     let once = |confined: bool| {
         let started = Instant::now();
@@ -193,7 +194,8 @@ fn mcp_calls(workspace: &Path) {
         mount: ".".into(),
         access: RootAccess::Write,
     }];
-    let (servers, started) = McpServers::start(&configs, &roots).unwrap();
+    let policy = toolcell::policy::PolicyFiles::default();
+    let (servers, started) = McpServers::start(&configs, &roots, &policy).unwrap();
     for s in &started {
         assert!(s.tools.is_ok(), "{}: {:?}", s.server.name, s.tools);
     }

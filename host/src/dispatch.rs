@@ -132,8 +132,11 @@ impl Dispatcher {
         if !self.config.mcp_servers.iter().any(|s| s.enabled) {
             return Ok(Vec::new());
         }
-        let (servers, mut started) =
-            McpServers::start(&self.config.mcp_servers, &self.config.roots)?;
+        let (servers, mut started) = McpServers::start(
+            &self.config.mcp_servers,
+            &self.config.roots,
+            &self.config.files.policy,
+        )?;
         // A definition changed since it was pinned is not offered.
         let mut problems = match crate::mcp::pins::ToolPins::for_user() {
             Some(pins) => pins.hold_back(&self.config.workspace, &mut started),
@@ -401,7 +404,9 @@ impl Dispatcher {
             .find(|s| s.name == external.server);
         let command = server.map(|s| s.command_line()).unwrap_or_default();
         let line = crate::text::for_terminal_line;
-        let how = match server.and_then(|s| s.confinement(&self.config.roots)) {
+        let how = match server
+            .and_then(|s| s.confinement(&self.config.roots, &self.config.files.policy))
+        {
             Some(confinement) => format!("a program outside the cells, {}", confinement.describe()),
             None => "not sandboxed (sandbox = \"none\"): a program with your rights, not in a cell"
                 .into(),

@@ -186,6 +186,7 @@ impl ToolGrant {
                 .collect(),
             granted: self.read.iter().chain(&self.write).cloned().collect(),
             network: NetworkAccess::for_hosts(&self.network),
+            read_only: self.files.policy.held_read_only(),
         })
     }
 

@@ -324,3 +324,58 @@ fn a_server_whose_tools_change_after_they_were_pinned_offers_them_only_once_acce
     assert!(shown.stdout.contains("new: `extra`"), "{shown:?}");
     assert_eq!(listed(ws).0, ["evil__attack", "evil__extra"]);
 }
+
+#[test]
+fn toolcells_own_files_in_a_writable_root_stay_read_only_for_a_program() {
+    let ws = Workspace::new();
+    ws.write("flows/job.rhai", "\"ok\"\n");
+    ws.write("flows/helpers.rhai", "fn help() { 1 }\n");
+    let config = "[tools.run_command]\nprocess = [\"sh\"]\n[[schedule]]\nname = \"job\"\ncron = \"0 3 * * *\"\nworkflow = \"flows/job.rhai\"\n";
+    ws.write("toolcell.toml", config);
+    std::fs::create_dir_all(ws.root.join(".toolcell/tools")).unwrap();
+    let script = "for f in toolcell.toml flows/job.rhai flows/helpers.rhai .toolcell/tools/evil.toml; do \
+                  if echo owned >> $f 2>/dev/null; then echo \"$f: written\"; else echo \"$f: refused\"; fi; done; \
+                  mv toolcell.toml moved.toml 2>/dev/null && echo 'moved: yes' || echo 'moved: refused'; \
+                  rm -rf .toolcell 2>/dev/null; test -d .toolcell && echo 'state: kept'; \
+                  echo fine > flows/notes.txt && echo 'work: done'";
+    let ran = ws.call_ok(
+        "run_command",
+        json!({"program": "sh", "args": ["-c", script]}),
+    );
+    let stdout = ran["stdout"].as_str().unwrap();
+    if toolcell::contain::islands::available() {
+        // Kept read-only by the kernel: every attempt fails in the program.
+        for line in [
+            "toolcell.toml: refused",
+            "flows/job.rhai: refused",
+            "flows/helpers.rhai: refused",
+            ".toolcell/tools/evil.toml: refused",
+            "moved: refused",
+            "state: kept",
+            "work: done",
+        ] {
+            assert!(stdout.contains(line), "{line}: {ran}");
+        }
+        assert!(
+            ran["stderr"]
+                .as_str()
+                .unwrap()
+                .contains("cannot create toolcell.toml: Read-only file system"),
+            "{ran}"
+        );
+    }
+    // Either way nothing of toolcell's changed, and the work stands.
+    assert_eq!(ws.read("toolcell.toml"), config);
+    assert_eq!(ws.read("flows/job.rhai"), "\"ok\"\n");
+    assert_eq!(ws.read("flows/helpers.rhai"), "fn help() { 1 }\n");
+    assert!(!ws.root.join(".toolcell/tools/evil.toml").exists());
+    assert_eq!(ws.read("flows/notes.txt"), "fine\n");
+
+    // A program is not started inside toolcell's own folder.
+    let (kind, message) = ws.call_refused(
+        "run_command",
+        json!({"program": "sh", "args": ["-c", "echo x > evil"], "cwd": ".toolcell"}),
+    );
+    assert_eq!(kind, "denied");
+    assert!(message.contains("is toolcell's own"), "{message}");
+}

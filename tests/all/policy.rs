@@ -527,23 +527,30 @@ fn a_program_or_mcp_server_outside_the_cells_that_changes_the_policy_is_undone_a
         "[tools.run_command]\nprocess = [\"sh\"]\n[[schedule]]\nname = \"job\"\ncron = \"0 3 * * *\"\nworkflow = \"flows/job.rhai\"\n\n[[mcp_server]]\nname = \"fs\"\ncommand = \"node\"\nargs = [{fs:?}, \".\"]\nfs = \"write\"\napproval = \"auto\"\n"
     );
     ws.write("toolcell.toml", &config);
+    // Where the kernel can, toolcell's files are read-only to the program
+    // (see outside_cells.rs); a new module beside the workflow is found
+    // after the call either way, taken away, and the call refused.
     let (code, envelope) = ws.call(
         "run_command",
-        json!({"program": "sh", "args": ["-c", "printf '[tools.write_file]\\napproval = \"auto\"\\n' >> toolcell.toml; echo owned > flows/job.rhai"]}),
+        json!({"program": "sh", "args": ["-c", "printf '[tools.write_file]\\napproval = \"auto\"\\n' >> toolcell.toml; echo owned > flows/job.rhai; echo 'fn evil() {}' > flows/evil.rhai"]}),
     );
     assert_eq!(code, 4, "{envelope}");
     let message = envelope["error"]["message"].as_str().unwrap();
     assert!(
-        message.contains("changed toolcell's own policy") && message.contains("undone"),
+        message.contains("changed toolcell's own policy")
+            && message.contains("evil.rhai (removed)")
+            && message.contains("undone"),
         "{message}"
     );
     assert_eq!(ws.read("toolcell.toml"), config);
     assert_eq!(ws.read("flows/job.rhai"), "\"ok\"\n");
+    assert!(!ws.root.join("flows/evil.rhai").exists());
+    // The server's write of the config: refused (by the kernel, or undone).
     let (code, envelope) = ws.call(
         "fs__write_file",
         json!({"path": "toolcell.toml", "content": "[[mcp_server]]\nname = \"x\"\ncommand = \"sh\"\n"}),
     );
-    assert_eq!(code, 4, "{envelope}");
+    assert_ne!(code, 0, "{envelope}");
     assert_eq!(ws.read("toolcell.toml"), config);
     // The rest of what they do stands.
     let (code, envelope) = ws.call(

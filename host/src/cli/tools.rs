@@ -466,7 +466,11 @@ fn trust_server(config: &WorkspaceConfig, name: &str, dry_run: bool) -> Result<i
     };
     let pins = ToolPins::for_user()
         .context("there is no data folder to keep the pins in (set TOOLCELL_DATA_DIR)")?;
-    let (_running, started) = McpServers::start(std::slice::from_ref(server), &config.roots)?;
+    let (_running, started) = McpServers::start(
+        std::slice::from_ref(server),
+        &config.roots,
+        &config.files.policy,
+    )?;
     let tools = match started.into_iter().next().map(|s| s.tools) {
         Some(Ok(tools)) => tools,
         Some(Err(e)) => bail!("the MCP server `{name}` did not start: {e}"),
@@ -520,7 +524,7 @@ fn containment(config: &WorkspaceConfig, entry: &ToolEntry, grant: &ToolGrant) -
                 .mcp_servers
                 .iter()
                 .find(|s| s.name == external.server)?;
-            server.confinement(&config.roots)
+            server.confinement(&config.roots, &config.files.policy)
         }
         Backend::Component(_) if !grant.process.is_empty() => grant.confinement(),
         Backend::Component(_) => return None,

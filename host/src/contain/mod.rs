@@ -15,6 +15,10 @@
 //!   TCP `connect` or `bind`, Landlock); with hosts granted, TCP to the
 //!   ports those hosts use (Landlock filters by port, not by address);
 //!   `"any"`, unrestricted.
+//! - **toolcell's own files** inside a writable root (the config,
+//!   `.toolcell/`, scheduled workflows, a server's script) stay read-only,
+//!   in a mount namespace of the program's own ([`islands`]), where user
+//!   namespaces are available.
 //! - **Processes**: `no_new_privs` (no setuid gains), no signals to or
 //!   tracing of processes outside (Landlock's scope, seccomp), no new
 //!   namespaces, mounts or kernel controls ([`seccomp`]).
@@ -26,6 +30,7 @@
 //! refusal says why and how to run it unconfined on purpose
 //! (`sandbox = "none"`).
 
+pub mod islands;
 pub mod landlock;
 pub mod seccomp;
 
@@ -140,6 +145,8 @@ pub struct Confinement {
     /// the user's home are linked into the private one.
     pub granted: Vec<PathBuf>,
     pub network: NetworkAccess,
+    /// toolcell's own files, kept read-only where they lie in `write`.
+    pub read_only: Vec<PathBuf>,
 }
 
 impl Confinement {
@@ -173,7 +180,15 @@ impl Confinement {
         } else {
             format!(", also reads {}", list(&extra))
         };
-        format!("confined: {writes}{reads}; {}", self.network.describe())
+        let kept = if !self.read_only_in_writable().is_empty() && islands::available() {
+            "; toolcell's own files read-only"
+        } else {
+            ""
+        };
+        format!(
+            "confined: {writes}{reads}; {}{kept}",
+            self.network.describe()
+        )
     }
 }
 
@@ -188,6 +203,8 @@ pub struct Prepared {
     ruleset: landlock::Ruleset,
     filter: Arc<Vec<libc::sock_filter>>,
     private: tempfile::TempDir,
+    /// The read-only islands, where user namespaces allow them.
+    islands: Option<Arc<islands::Islands>>,
 }
 
 impl Confinement {
@@ -264,11 +281,36 @@ impl Confinement {
             }
         }
         let filter = seccomp::program(self.network != NetworkAccess::None);
+        let kept = self.read_only_in_writable();
+        let islands = if kept.is_empty() || !islands::available() {
+            None
+        } else {
+            let planned =
+                islands::Islands::new(&kept).map_err(|e| failed("read-only islands", e))?;
+            (!planned.is_empty()).then(|| Arc::new(planned))
+        };
         Ok(Prepared {
             ruleset,
             filter: Arc::new(filter),
             private,
+            islands,
         })
+    }
+
+    /// toolcell's files that lie where the program may write.
+    fn read_only_in_writable(&self) -> Vec<PathBuf> {
+        self.read_only
+            .iter()
+            .filter(|path| self.write.iter().any(|w| path.starts_with(w)))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether `dir` is (inside) one of toolcell's files kept read-only: a
+    /// program is not started there (its working folder would be the
+    /// writable mount beneath the island).
+    pub fn keeps_read_only(&self, dir: &Path) -> bool {
+        self.read_only.iter().any(|path| dir.starts_with(path))
     }
 }
 
@@ -285,18 +327,16 @@ pub fn keep_to_itself() {
     }
 }
 
-/// Drops every capability of a child started by root (the bounding set
-/// too, so the program root runs next gains none back): without them a
-/// root-run program is held by the same file permissions as anyone's.
-/// Between fork and exec: system calls only.
+/// Drops every capability the child holds: root's, or those a new user
+/// namespace gives (the bounding set too, so the program root runs next
+/// gains none back); without them a program is held by the same file
+/// permissions as anyone's. Between fork and exec: system calls only.
 fn drop_capabilities() -> std::io::Result<()> {
     // SAFETY: plain system calls on the calling process.
     unsafe {
-        if libc::geteuid() != 0 {
-            return Ok(());
-        }
         // Capability numbers run to 40 today; the kernel refuses numbers
-        // past its last with EINVAL, which is the end.
+        // past its last with EINVAL, which is the end (and a process
+        // without CAP_SETPCAP, any of them with EPERM: it holds none).
         for cap in 0..64 {
             if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) == -1 {
                 break;
@@ -379,6 +419,7 @@ impl Prepared {
             .env("TMPDIR", self.private.path().join("tmp"));
         let fd = self.ruleset.raw_fd();
         let filter = self.filter.clone();
+        let islands = self.islands.clone();
         // SAFETY: runs in the child between fork and exec; it only makes
         // system calls (prctl, landlock_restrict_self) on memory and a
         // descriptor inherited from the parent, and allocates nothing.
@@ -386,6 +427,9 @@ impl Prepared {
             command.pre_exec(move || {
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 {
                     return Err(std::io::Error::last_os_error());
+                }
+                if let Some(islands) = &islands {
+                    islands.enter()?;
                 }
                 drop_capabilities()?;
                 landlock::restrict_self(fd)?;

@@ -21,6 +21,7 @@ use super::config::McpServerConfig;
 use crate::child;
 use crate::config::Root;
 use crate::contain::{Confinement, Prepared};
+use crate::policy::PolicyFiles;
 use anyhow::{Context, Result, anyhow};
 use rmcp::ServiceExt;
 use rmcp::model::{CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, Tool};
@@ -91,7 +92,11 @@ impl McpServers {
     /// Starts every enabled server in `configs` and lists its tools,
     /// blocking until each has answered or failed (at most the longest
     /// `startup_timeout`).
-    pub fn start(configs: &[McpServerConfig], roots: &[Root]) -> Result<(Self, Vec<Started>)> {
+    pub fn start(
+        configs: &[McpServerConfig],
+        roots: &[Root],
+        policy: &PolicyFiles,
+    ) -> Result<(Self, Vec<Started>)> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("toolcell-mcp")
@@ -102,7 +107,7 @@ impl McpServers {
             .iter()
             .filter(|c| c.enabled)
             .map(|c| {
-                let connection = Connection::new(c.clone(), c.confinement(roots));
+                let connection = Connection::new(c.clone(), c.confinement(roots, policy));
                 (c.name.clone(), Arc::new(connection))
             })
             .collect();
@@ -337,6 +342,15 @@ impl Connection {
         let prepared = confinement
             .prepare(&what, &format!("in its [[mcp_server]] ({})", config.at))
             .map_err(|e| anyhow!(e.0))?;
+        if let Ok(cwd) = config.cwd.canonicalize()
+            && confinement.keeps_read_only(&cwd)
+        {
+            return Err(anyhow!(
+                "{what} was not started: its working folder {} is one of toolcell's own, which it may not change\n  fix: give it another `cwd` in its [[mcp_server]] ({})",
+                cwd.display(),
+                config.at
+            ));
+        }
         Ok(Some(prepared))
     }
 

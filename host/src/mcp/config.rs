@@ -27,6 +27,7 @@
 use crate::config::{Root, RootAccess};
 use crate::contain::{Confinement, NetworkAccess, SandboxSetting};
 use crate::manifest::{FsAccess, check_host_pattern};
+use crate::policy::PolicyFiles;
 use crate::schedule::config::parse_duration;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -113,30 +114,26 @@ pub struct McpServerConfig {
 
 impl McpServerConfig {
     /// The files this server runs that a tool could change: its command,
-    /// when given as a path, and the arguments that name existing files
-    /// (a script, as in `node server.mjs`).
+    /// when given as a path, and its script (as in `node server.mjs`).
     pub fn program_files(&self) -> Vec<PathBuf> {
         let command = (self.command.components().count() > 1).then(|| self.command.clone());
-        command.into_iter().chain(self.files_given()).collect()
+        command.into_iter().chain(self.script()).collect()
     }
 
     /// The script the server's program runs: its first argument that
-    /// names a file (`node server.mjs`); other file arguments are data.
+    /// names a file (`node server.mjs`); later file arguments are its data
+    /// (a database, a log), which it may need to change.
     pub fn script(&self) -> Option<PathBuf> {
-        self.files_given().next()
-    }
-
-    fn files_given(&self) -> impl Iterator<Item = PathBuf> + '_ {
         self.args
             .iter()
             .map(|arg| self.cwd.join(arg))
-            .filter(|path| path.is_file())
+            .find(|path| path.is_file())
     }
 
-    /// What the server (and all it starts) is confined to over `roots`:
-    /// `None` for `sandbox = "none"`. Its program's installation and the
+    /// What the server (and all it starts) is confined to over `roots`,
+    /// `policy` kept read-only: `None` for `sandbox = "none"`. Its program's installation and the
     /// script it is given are added when it starts.
-    pub fn confinement(&self, roots: &[Root]) -> Option<Confinement> {
+    pub fn confinement(&self, roots: &[Root], policy: &PolicyFiles) -> Option<Confinement> {
         if self.sandbox == SandboxSetting::None {
             return None;
         }
@@ -158,6 +155,7 @@ impl McpServerConfig {
                 .collect(),
             granted: self.read.iter().chain(&self.write).cloned().collect(),
             network: self.network.clone(),
+            read_only: policy.held_read_only(),
         })
     }
 

@@ -109,6 +109,30 @@ impl PolicyFiles {
         }
     }
 
+    /// What a contained program must not change even where it may write:
+    /// the config, the state folder, the scheduled workflows and the `.rhai`
+    /// modules beside them, the MCP servers' program files, toolcell's data
+    /// and cache folders — those that exist now. (A new file, such as a
+    /// module added beside a workflow, is found after the call instead.)
+    pub fn held_read_only(&self) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = self
+            .config
+            .iter()
+            .chain([&self.state])
+            .chain(self.workflows.iter().map(|(file, _, _)| file))
+            .chain(self.programs.iter().map(|(file, _)| file))
+            .chain(&self.private)
+            .cloned()
+            .collect();
+        for (_, folder, _) in &self.workflows {
+            paths.extend(workflow_files(folder));
+        }
+        paths.sort();
+        paths.dedup();
+        paths.retain(|path| path.exists());
+        paths
+    }
+
     /// Adds the program files MCP servers start: `(file, server)`.
     pub fn with_programs(mut self, programs: impl IntoIterator<Item = (PathBuf, String)>) -> Self {
         self.programs.extend(
@@ -250,8 +274,21 @@ impl PolicySnapshot {
             .config
             .clone()
             .unwrap_or_else(|| policy.default_config.clone());
-        let files = std::iter::once(config)
+        // The modules already beside each workflow are kept as they are:
+        // only one that appears during the call is taken away.
+        let mut known: Vec<PathBuf> = std::iter::once(config)
             .chain(policy.workflows.iter().map(|(file, _, _)| file.clone()))
+            .chain(
+                policy
+                    .workflows
+                    .iter()
+                    .flat_map(|(_, folder, _)| workflow_files(folder)),
+            )
+            .collect();
+        known.sort();
+        known.dedup();
+        let files = known
+            .into_iter()
             .map(|file| {
                 let held = read_kept(&file);
                 (file, held)

@@ -257,6 +257,13 @@ impl ProcessPolicy {
                 let prepared = confinement
                     .prepare(&what, &format!("under [tools.{}]", self.tool))
                     .map_err(|e| RunError::Denied(e.0))?;
+                if confinement.keeps_read_only(&cwd) {
+                    return Err(RunError::Denied(format!(
+                        "the working directory `{}` is toolcell's own, which programs may not change: `{}` was not run\n  fix: run it in another folder of the workspace",
+                        cmd.cwd.escape_debug(),
+                        cmd.program.escape_debug()
+                    )));
+                }
                 Some(prepared)
             }
         };
