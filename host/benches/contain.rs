@@ -87,6 +87,7 @@ fn spawning(workspace: &Path) {
         granted: Vec::new(),
         network: NetworkAccess::None,
         read_only: Vec::new(),
+        roots: vec![workspace.to_path_buf()],
     };
     let once = |confined: bool| {
         let started = Instant::now();
@@ -97,7 +98,7 @@ fn spawning(workspace: &Path) {
             .stdin(Stdio::null())
             .stdout(Stdio::null());
         if let Some(prepared) = &prepared {
-            prepared.apply(&mut command);
+            prepared.apply(&mut command, workspace);
         }
         let status = runtime.block_on(async { command.spawn().unwrap().wait().await.unwrap() });
         assert!(status.success());

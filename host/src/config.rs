@@ -361,7 +361,7 @@ impl WorkspaceConfig {
     pub fn load_with_trust(file: &Path, trust: Option<&TrustStore>) -> Result<Self> {
         let text = read_config(file)?;
         let mut config = Self::parse(file, &text)?;
-        config.fingerprint = Some(trust::fingerprint(text.as_bytes()));
+        config.fingerprint = Some(config.trust_fingerprint(&text));
         let mut restricted = config.clone();
         let asks = restricted.restrict_to_untrusted();
         if !asks.is_empty() && !config.is_trusted(trust) {
@@ -369,6 +369,31 @@ impl WorkspaceConfig {
             return Ok(restricted);
         }
         Ok(config)
+    }
+
+    /// What trusting this config (parsed from `text`) means: its text, and
+    /// where each folder it names leads now — its roots, the folders its
+    /// programs and servers may read or write, a server's working folder.
+    /// A root swapped for a link (by a program that could write the
+    /// workspace) changes where the config reaches, so it is untrusted
+    /// again, as if its text had changed.
+    pub fn trust_fingerprint(&self, text: &str) -> String {
+        let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let mut leads: Vec<PathBuf> = self.roots.iter().map(|r| r.path.clone()).collect();
+        for settings in self.tools.values() {
+            leads.extend(settings.read.iter().chain(&settings.write).map(|p| real(p)));
+        }
+        for server in &self.mcp_servers {
+            leads.push(real(&server.cwd));
+            leads.extend(server.read.iter().chain(&server.write).map(|p| real(p)));
+        }
+        let mut bytes = text.as_bytes().to_vec();
+        bytes.extend_from_slice(b"\0leads\0");
+        for path in leads {
+            bytes.extend_from_slice(path.as_os_str().as_encoded_bytes());
+            bytes.push(0);
+        }
+        trust::fingerprint(&bytes)
     }
 
     /// Whether the user trusted this config's file as it was loaded.
@@ -482,10 +507,11 @@ impl WorkspaceConfig {
     /// now start.
     pub fn trust(file: &Path) -> Result<(String, Vec<String>)> {
         let text = read_config(file)?;
-        let programs = Self::parse(file, &text)?.restrict_to_untrusted();
+        let config = Self::parse(file, &text)?;
+        let fingerprint = config.trust_fingerprint(&text);
+        let programs = config.clone().restrict_to_untrusted();
         let store = TrustStore::for_user()
             .context("no user data folder to keep the trust in: set TOOLCELL_DATA_DIR or HOME")?;
-        let fingerprint = trust::fingerprint(text.as_bytes());
         let file = trust_key(file).with_context(|| format!("cannot resolve {}", file.display()))?;
         store.trust(&file, &fingerprint)?;
         Ok((fingerprint, programs))

@@ -439,10 +439,15 @@ impl Dispatcher {
                 "`{tool}` changed toolcell's own policy from outside a cell: {}",
                 changed.join(", ")
             );
+            let undone = if changed.iter().any(|c| c.contains("could not be put back")) {
+                "not all of it could be undone: check those files"
+            } else {
+                "the change was undone"
+            };
             outcome.result = Err(CallError::Denied {
                 tool,
                 reason: format!(
-                    "it changed toolcell's own policy ({}) from outside a cell (an MCP server or a program runs with your rights): the change was undone\n  fix: change toolcell's files yourself; do not let this server or program write them",
+                    "it changed toolcell's own policy ({}) from outside a cell (by an MCP server, or a program a tool ran): {undone}\n  fix: change toolcell's files yourself; do not let this server or program write them",
                     changed.join(", ")
                 ),
             });

@@ -187,6 +187,7 @@ impl ToolGrant {
             granted: self.read.iter().chain(&self.write).cloned().collect(),
             network: NetworkAccess::for_hosts(&self.network),
             read_only: self.files.policy.held_read_only(),
+            roots: self.preopens.iter().map(|p| p.host.clone()).collect(),
         })
     }
 

@@ -2,8 +2,10 @@
 //! to `run_command` and an external MCP server (with the program it
 //! starts) try to read a secret in the home, write outside the roots,
 //! follow a link out of a root, connect to a listener on 127.0.0.1, read
-//! toolcell's environment, signal and trace toolcell. Every attempt is
-//! refused, the call goes on, and the refusals are in its result.
+//! toolcell's environment, signal, trace or limit toolcell, change a
+//! secret's mode or times, leave the process group that ends with the
+//! call. Every attempt is refused, the call goes on, and the refusals are
+//! in its result.
 
 use crate::harness::Workspace;
 use serde_json::{Value, json};
@@ -79,6 +81,11 @@ const ESCAPES: &[&str] = &[
     "write_through_link",
     "connect",
     "ptrace_parent",
+    "chmod_secret",
+    "utime_secret",
+    "leave_group",
+    "new_session",
+    "limit_parent",
 ];
 /// What it tries of its parent besides: toolcell's, when toolcell started it.
 const OF_TOOLCELL: &[&str] = &["parent_environ", "signal_parent"];
@@ -343,7 +350,7 @@ fn toolcells_own_files_in_a_writable_root_stay_read_only_for_a_program() {
         json!({"program": "sh", "args": ["-c", script]}),
     );
     let stdout = ran["stdout"].as_str().unwrap();
-    if toolcell::contain::islands::available() {
+    if toolcell::contain::mounts::available() {
         // Kept read-only by the kernel: every attempt fails in the program.
         for line in [
             "toolcell.toml: refused",
@@ -378,4 +385,101 @@ fn toolcells_own_files_in_a_writable_root_stay_read_only_for_a_program() {
     );
     assert_eq!(kind, "denied");
     assert!(message.contains("is toolcell's own"), "{message}");
+}
+
+#[test]
+fn a_program_granted_a_host_reaches_its_port_over_tcp_and_nothing_else() {
+    let s = setup();
+    let ws = &s.ws;
+    let other = TcpListener::bind("127.0.0.1:0").unwrap();
+    let granted = s.port();
+    ws.write(
+        "toolcell.toml",
+        &format!(
+            "[tools.run_command]\nprocess = [\"python3\"]\nnetwork = [\"127.0.0.1:{granted}\"]\n"
+        ),
+    );
+    let probe = format!(
+        "import socket, json\n\
+         r = {{}}\n\
+         def t(name, f):\n    try: f(); r[name] = 'got'\n    except OSError as e: r[name] = 'refused: ' + str(e.strerror)\n\
+         t('granted', lambda: socket.create_connection(('127.0.0.1', {granted}), timeout=2))\n\
+         t('other_port', lambda: socket.create_connection(('127.0.0.1', {}), timeout=2))\n\
+         t('mptcp', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262))\n\
+         t('sctp', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132))\n\
+         t('packet', lambda: socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, 0))\n\
+         print(json.dumps(r))\n",
+        other.local_addr().unwrap().port()
+    );
+    ws.write("probe.py", &probe);
+    let ran = ws.call_ok(
+        "run_command",
+        json!({"program": "python3", "args": ["probe.py"]}),
+    );
+    let report: Value = serde_json::from_str(ran["stdout"].as_str().unwrap())
+        .unwrap_or_else(|e| panic!("{e}: {ran}"));
+    assert_eq!(report["granted"], "got", "{report}");
+    for refused in ["other_port", "mptcp", "sctp", "packet"] {
+        assert!(
+            report[refused].as_str().unwrap().starts_with("refused"),
+            "{refused}: {report}"
+        );
+    }
+    other.set_nonblocking(true).unwrap();
+    assert!(other.accept().is_err(), "the other port was reached");
+    // The prompt says what the grant means.
+    let shown = ws.run(&["tools", "show", "run_command"]);
+    assert!(
+        shown
+            .stdout
+            .contains(&format!("TCP to port {granted} only")),
+        "{shown:?}"
+    );
+}
+
+#[test]
+fn a_root_swapped_for_a_link_by_a_program_leads_nowhere_new() {
+    let s = setup();
+    let ws = &s.ws;
+    std::fs::create_dir_all(ws.root.join("sub")).unwrap();
+    ws.write(
+        "toolcell.toml",
+        "[[roots]]\npath = \".\"\n[[roots]]\npath = \"sub\"\nname = \"sub\"\n[tools.run_command]\nprocess = [\"sh\"]\n",
+    );
+    let home = s.secret.parent().unwrap().parent().unwrap().to_path_buf();
+    let swap = format!("mv sub sub.old && ln -s {} sub", home.display());
+    ws.call_ok(
+        "run_command",
+        json!({"program": "sh", "args": ["-c", &swap]}),
+    );
+    if toolcell::contain::mounts::available() {
+        // In its own mounts each root is a mount point: it cannot be moved.
+        assert!(!ws.root.join("sub").is_symlink(), "a root was moved");
+        // Swapped by anything else (a program run with sandbox = "none"):
+        std::process::Command::new("sh")
+            .args(["-c", &swap])
+            .current_dir(&ws.root)
+            .status()
+            .unwrap();
+    }
+    assert!(ws.root.join("sub").is_symlink());
+    // The config now leads elsewhere: untrusted, it starts nothing and
+    // reaches no folder outside the workspace.
+    let shown = ws.run(&["tools", "show", "read_file", "--json"]);
+    assert!(
+        shown
+            .stderr
+            .contains("a folder it names now leads elsewhere"),
+        "{shown:?}"
+    );
+    let roots = shown.json()["granted"]["roots"].to_string();
+    assert!(!roots.contains(home.to_str().unwrap()), "{roots}");
+    let (_, envelope) = ws.call("read_file", json!({"path": "sub/.ssh/id_ed25519"}));
+    assert!(!envelope.to_string().contains(SECRET), "{envelope}");
+    let (code, envelope) = ws.call(
+        "run_command",
+        json!({"program": "sh", "args": ["-c", format!("cat {}", s.secret.display())]}),
+    );
+    assert_ne!(code, 0, "{envelope}");
+    assert!(!envelope.to_string().contains(SECRET), "{envelope}");
 }

@@ -267,7 +267,7 @@ fn warn_untrusted(config: &WorkspaceConfig) {
         .map(|f| f.display().to_string())
         .unwrap_or_default();
     say!(
-        "warning: {file} is not trusted as it is now (it is new to toolcell, or changed since it was trusted), so it runs without what only a trusted config may do:\n  - {}\n  fix: read the file, then run `toolcell trust` to let it",
+        "warning: {file} is not trusted as it is now (it is new to toolcell, or it changed since it was trusted, or a folder it names now leads elsewhere), so it runs without what only a trusted config may do:\n  - {}\n  fix: read the file, then run `toolcell trust` to let it",
         config.untrusted.join("\n  - ")
     );
 }

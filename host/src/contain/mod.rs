@@ -15,10 +15,12 @@
 //!   TCP `connect` or `bind`, Landlock); with hosts granted, TCP to the
 //!   ports those hosts use (Landlock filters by port, not by address);
 //!   `"any"`, unrestricted.
-//! - **toolcell's own files** inside a writable root (the config,
-//!   `.toolcell/`, scheduled workflows, a server's script) stay read-only,
-//!   in a mount namespace of the program's own ([`islands`]), where user
-//!   namespaces are available.
+//! - **Mounts** ([`mounts`], where user namespaces are available): in a
+//!   mount namespace of its own everything is read-only but what it may
+//!   write (so no `chmod` or `touch` of what it may not), and toolcell's own
+//!   files inside a writable root (the config, `.toolcell/`, scheduled
+//!   workflows, a server's script) stay read-only too. Elsewhere the
+//!   metadata calls by path are refused instead.
 //! - **Processes**: `no_new_privs` (no setuid gains), no signals to or
 //!   tracing of processes outside (Landlock's scope, seccomp), no new
 //!   namespaces, mounts or kernel controls ([`seccomp`]).
@@ -30,8 +32,8 @@
 //! refusal says why and how to run it unconfined on purpose
 //! (`sandbox = "none"`).
 
-pub mod islands;
 pub mod landlock;
+pub mod mounts;
 pub mod seccomp;
 
 use serde::Deserialize;
@@ -147,6 +149,10 @@ pub struct Confinement {
     pub network: NetworkAccess,
     /// toolcell's own files, kept read-only where they lie in `write`.
     pub read_only: Vec<PathBuf>,
+    /// The roots among `read` and `write`, resolved when the config was
+    /// loaded: one that now has a link on its way was swapped (by a
+    /// program that could write the folder holding it), and nothing starts.
+    pub roots: Vec<PathBuf>,
 }
 
 impl Confinement {
@@ -180,7 +186,7 @@ impl Confinement {
         } else {
             format!(", also reads {}", list(&extra))
         };
-        let kept = if !self.read_only_in_writable().is_empty() && islands::available() {
+        let kept = if !self.read_only_in_writable().is_empty() && mounts::available() {
             "; toolcell's own files read-only"
         } else {
             ""
@@ -203,8 +209,8 @@ pub struct Prepared {
     ruleset: landlock::Ruleset,
     filter: Arc<Vec<libc::sock_filter>>,
     private: tempfile::TempDir,
-    /// The read-only islands, where user namespaces allow them.
-    islands: Option<Arc<islands::Islands>>,
+    /// Its own view of the mounts, where user namespaces allow it.
+    mounts: Option<Arc<mounts::Mounts>>,
 }
 
 impl Confinement {
@@ -237,6 +243,12 @@ impl Confinement {
                 )));
             }
         };
+        if let Some(moved) = self.roots.iter().find(|root| !unmoved(root)) {
+            return Err(Unconfinable(format!(
+                "{what} was not started: the root {} is no longer the folder the config named (a link is on its way now)\n  fix: put the folder back, or restart toolcell to see the config as it is now",
+                crate::text::for_terminal_line(&moved.display().to_string())
+            )));
+        }
         let failed = |step: &str, e: std::io::Error| {
             Unconfinable(format!(
                 "{what} was not started: its confinement could not be set up ({step}: {e})\n{fix}"
@@ -280,20 +292,31 @@ impl Confinement {
                     .map_err(|e| failed("a network rule", e))?;
             }
         }
-        let filter = seccomp::program(self.network != NetworkAccess::None);
-        let kept = self.read_only_in_writable();
-        let islands = if kept.is_empty() || !islands::available() {
-            None
+        let mounts = if mounts::available() {
+            let writable: Vec<PathBuf> = self
+                .write
+                .iter()
+                .cloned()
+                .chain([private.path().to_path_buf()])
+                .collect();
+            let planned = mounts::Mounts::new(&writable, &self.read_only_in_writable())
+                .map_err(|e| failed("its view of the mounts", e))?;
+            Some(Arc::new(planned))
         } else {
-            let planned =
-                islands::Islands::new(&kept).map_err(|e| failed("read-only islands", e))?;
-            (!planned.is_empty()).then(|| Arc::new(planned))
+            None
         };
+        let sockets = match self.network {
+            NetworkAccess::None => seccomp::Sockets::None,
+            NetworkAccess::Ports(_) => seccomp::Sockets::Internet,
+            NetworkAccess::Any => seccomp::Sockets::Any,
+        };
+        // Without its own mounts, the metadata calls by path are refused.
+        let filter = seccomp::program(sockets, mounts.is_none());
         Ok(Prepared {
             ruleset,
             filter: Arc::new(filter),
             private,
-            islands,
+            mounts,
         })
     }
 
@@ -315,10 +338,11 @@ impl Confinement {
 }
 
 /// Makes toolcell's own memory and environment (model keys, granted
-/// variables) unreadable to other processes of the user, contained programs
-/// first: without it, `/proc/PID/environ` and `/proc/PID/maps` of toolcell
-/// are open to any process of the same user, which Landlock does not
-/// refuse. Also means toolcell leaves no core dump. Its children are not
+/// variables) unreadable to other processes of the user: without it,
+/// `/proc/PID/environ` and `/proc/PID/maps` of toolcell are open to any
+/// process of the same user (Landlock refuses them to a contained program,
+/// but a program run with `sandbox = "none"`, or anything else the user
+/// runs, could read them). Also means toolcell leaves no core dump. Its children are not
 /// affected (`exec` makes a process dumpable again).
 pub fn keep_to_itself() {
     // SAFETY: a plain prctl on the calling process.
@@ -411,15 +435,18 @@ impl Prepared {
     }
 
     /// Makes `command`'s child confine itself before `exec`: `no_new_privs`,
-    /// the Landlock ruleset, then the seccomp filter; its `HOME` and
-    /// `TMPDIR` are the private ones. `self` must outlive the spawn.
-    pub fn apply(&self, command: &mut tokio::process::Command) {
+    /// its own mounts (entering `cwd` again through them: the folder it was
+    /// in is the mount beneath), the Landlock ruleset, then the seccomp
+    /// filter; its `HOME` and `TMPDIR` are the private ones. `self` must
+    /// outlive the spawn.
+    pub fn apply(&self, command: &mut tokio::process::Command, cwd: &Path) {
+        let cwd = std::ffi::CString::new(cwd.as_os_str().as_encoded_bytes()).ok();
         command
             .env("HOME", self.home())
             .env("TMPDIR", self.private.path().join("tmp"));
         let fd = self.ruleset.raw_fd();
         let filter = self.filter.clone();
-        let islands = self.islands.clone();
+        let mounts = self.mounts.clone();
         // SAFETY: runs in the child between fork and exec; it only makes
         // system calls (prctl, landlock_restrict_self) on memory and a
         // descriptor inherited from the parent, and allocates nothing.
@@ -428,8 +455,13 @@ impl Prepared {
                 if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == -1 {
                     return Err(std::io::Error::last_os_error());
                 }
-                if let Some(islands) = &islands {
-                    islands.enter()?;
+                if let Some(mounts) = &mounts {
+                    mounts.enter()?;
+                    if let Some(cwd) = &cwd
+                        && libc::chdir(cwd.as_ptr()) == -1
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
                 }
                 drop_capabilities()?;
                 landlock::restrict_self(fd)?;
@@ -439,18 +471,45 @@ impl Prepared {
     }
 }
 
+/// Whether `path` (resolved once, so without links) still has no link on
+/// its way: a root swapped for a link since would lead elsewhere.
+pub fn unmoved(path: &Path) -> bool {
+    match crate::sandbox::openat::openat2(
+        libc::AT_FDCWD,
+        path,
+        libc::O_PATH | libc::O_DIRECTORY,
+        libc::RESOLVE_NO_SYMLINKS,
+    ) {
+        Ok(_) => true,
+        // A kernel without openat2 (before 5.6): where it leads now.
+        Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+            path.canonicalize().is_ok_and(|real| real == path)
+        }
+        Err(_) => false,
+    }
+}
+
 /// The folder a program is installed in, for reading: the project holding
 /// the outermost `node_modules` on its path, the prefix above a `bin`
 /// folder (`/opt/node/bin/node` → `/opt/node`, a virtual environment's
 /// `bin/python` → the environment) or a version manager's `shims` folder
 /// (`~/.pyenv/shims/python3` → `~/.pyenv`), or else its own folder; never
-/// the user's home or a folder above it (then only the file itself).
+/// the user's home, a folder above it or one right in it (then only the
+/// file itself).
 pub fn installation_of(program: &Path) -> Option<PathBuf> {
     let folder = installation_folder(program)?;
-    // Never the home folder (or what holds it): a script kept at
-    // `~/server.js` lends only itself.
+    // Never the home folder, what holds it, or a folder right in it
+    // (`~/.cargo` holds a registry token, `~/.local` the desktop's data): a
+    // program kept at `~/.cargo/bin/x` or a script at `~/server.js` lends
+    // only itself. A version manager's root (`~/.pyenv`, with `shims/`) is
+    // the exception: it is the installation.
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    if folder == Path::new("/") || home.is_some_and(|home| home.starts_with(&folder)) {
+    let too_wide = folder == Path::new("/")
+        || home.as_ref().is_some_and(|home| {
+            home.starts_with(&folder)
+                || (folder.parent() == Some(home.as_path()) && !folder.join("shims").is_dir())
+        });
+    if too_wide {
         return Some(program.to_path_buf());
     }
     Some(folder)
@@ -491,6 +550,22 @@ pub fn expand_path(entry: &str, base: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_installation_in_the_home_folder_lends_only_the_program() {
+        let Some(home) = std::env::var_os("HOME").map(PathBuf::from) else {
+            return;
+        };
+        let cargo = home.join(".cargo/bin/kat");
+        assert_eq!(installation_of(&cargo).unwrap(), cargo);
+        let script = home.join("server.js");
+        assert_eq!(installation_of(&script).unwrap(), script);
+        let deep = home.join(".nvm/versions/node/v20/bin/node");
+        assert_eq!(
+            installation_of(&deep).unwrap(),
+            home.join(".nvm/versions/node/v20")
+        );
+    }
 
     #[test]
     fn installations_are_the_prefix_a_program_came_with() {

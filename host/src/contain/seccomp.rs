@@ -5,6 +5,9 @@
 //! Refused: tracing and reading other processes (`ptrace`,
 //! `process_vm_readv`), the kernel's own controls (modules, `kexec`, `bpf`,
 //! `perf_event_open`, `reboot`, the clock, swap, accounting, `syslog`),
+//! leaving the process group (`setsid`, `setpgid`: a process outside it
+//! would outlive the call), limits and priorities of other processes
+//! (`prlimit64` and the scheduler calls unless on itself),
 //! mounting and new namespaces (`mount`, `unshare`, `setns`, `clone` with a
 //! namespace flag; `clone3`, whose flags a filter cannot read, answers
 //! `ENOSYS` so the C library falls back to `clone`), file handles that skip
@@ -14,7 +17,10 @@
 //! call tables (32-bit and x32 calls on x86-64). Without a network grant,
 //! `socket` too (`EACCES`): no socket of any family, so neither the
 //! network nor the UNIX sockets of local services; `socketpair` stays, for
-//! pipes between a program's own processes.
+//! pipes between a program's own processes. With hosts granted, only TCP,
+//! UDP, UNIX and routing netlink sockets ([`Sockets::Internet`]). Where the
+//! program has no mounts of its own, the calls that change a file's mode,
+//! owner, times or attributes by path ([`BY_PATH`]).
 //!
 //! The program is built in toolcell; the child installs it with one
 //! `prctl` ([`install`]) after `no_new_privs`.
@@ -91,6 +97,11 @@ const REFUSED: &[libc::c_long] = &[
     libc::SYS_syslog,
     libc::SYS_quotactl,
     libc::SYS_vhangup,
+    // Leaving the process group toolcell ends a program's processes by
+    // (toolcell sets it before the filter): a process that left it would
+    // outlive the call, and the check after it.
+    libc::SYS_setsid,
+    libc::SYS_setpgid,
 ];
 
 /// x86-64 only: port I/O.
@@ -131,9 +142,70 @@ fn allow() -> sock_filter {
     statement(RETURN, libc::SECCOMP_RET_ALLOW)
 }
 
-/// The filter: refuse what is listed above; with `sockets` false, every
-/// `socket` call too.
-pub fn program(sockets: bool) -> Vec<sock_filter> {
+/// Which sockets a program may make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sockets {
+    /// None at all (`socketpair` stays).
+    None,
+    /// A granted hosts' worth: TCP (protocol 0 or 6, not MPTCP or SCTP),
+    /// UDP (the resolver needs it), UNIX sockets, and routing netlink
+    /// (which `getaddrinfo` asks); Landlock then limits TCP to the ports.
+    Internet,
+    /// Any.
+    Any,
+}
+
+/// Calls that change a file's mode, owner, times or extended attributes by
+/// path, which Landlock does not confine: refused where the mount namespace
+/// that makes everything but the grants read-only is not available. The
+/// same calls on a descriptor stay (it needs the file opened, which
+/// Landlock does confine).
+const BY_PATH: &[libc::c_long] = &[
+    libc::SYS_fchmodat,
+    libc::SYS_fchownat,
+    libc::SYS_setxattr,
+    libc::SYS_lsetxattr,
+    libc::SYS_removexattr,
+    libc::SYS_lremovexattr,
+    SYS_FCHMODAT2,
+    SYS_SETXATTRAT,
+    SYS_REMOVEXATTRAT,
+];
+/// Newer than the C library's tables: the numbers are the same on x86-64
+/// and aarch64 (the unified table).
+const SYS_FCHMODAT2: libc::c_long = 452;
+const SYS_SETXATTRAT: libc::c_long = 463;
+const SYS_REMOVEXATTRAT: libc::c_long = 466;
+/// x86-64's older forms of the same.
+#[cfg(target_arch = "x86_64")]
+const BY_PATH_HERE: &[libc::c_long] = &[
+    libc::SYS_chmod,
+    libc::SYS_chown,
+    libc::SYS_lchown,
+    libc::SYS_utime,
+    libc::SYS_utimes,
+    libc::SYS_futimesat,
+];
+#[cfg(not(target_arch = "x86_64"))]
+const BY_PATH_HERE: &[libc::c_long] = &[];
+
+/// Calls on another process that need no tracing permission: its resource
+/// limits (`prlimit64` can starve or stop toolcell), its scheduling and
+/// I/O priority. Refused unless they name the caller itself (`0`); the
+/// argument holding the process is given.
+const ON_ANOTHER: &[(libc::c_long, u32)] = &[
+    (libc::SYS_prlimit64, ARG0_LOW),
+    (libc::SYS_sched_setaffinity, ARG0_LOW),
+    (libc::SYS_sched_setscheduler, ARG0_LOW),
+    (libc::SYS_sched_setparam, ARG0_LOW),
+    (libc::SYS_sched_setattr, ARG0_LOW),
+    (libc::SYS_setpriority, ARG1_LOW),
+    (libc::SYS_ioprio_set, ARG1_LOW),
+];
+
+/// The filter: refuse what is listed above; sockets as `sockets` says;
+/// with `by_path`, also the metadata calls of [`BY_PATH`].
+pub fn program(sockets: Sockets, by_path: bool) -> Vec<sock_filter> {
     let mut p = vec![
         statement(LOAD, ARCH),
         // Another table: refused whole.
@@ -154,9 +226,16 @@ pub fn program(sockets: bool) -> Vec<sock_filter> {
         refuse_call(nr, libc::EPERM);
     }
     refuse_call(libc::SYS_clone3, libc::ENOSYS);
-    if !sockets {
+    if sockets == Sockets::None {
         refuse_call(libc::SYS_socket, libc::EACCES);
     }
+    if by_path {
+        for &nr in BY_PATH.iter().chain(BY_PATH_HERE) {
+            refuse_call(nr, libc::EPERM);
+        }
+    }
+    // From here each section loads what it tests, starting with the
+    // call's number.
     // clone: refused with a namespace flag.
     p.extend([
         jump(IF_EQUAL, libc::SYS_clone as u32, 0, 3),
@@ -164,8 +243,32 @@ pub fn program(sockets: bool) -> Vec<sock_filter> {
         jump(IF_ANY_BIT, CLONE_NEW_ANY, 0, 1),
         refuse(libc::EPERM),
     ]);
-    // ioctl: the two requests that type into a terminal. The number is
-    // loaded again: the clone branch may have replaced it.
+    // Another process's limits and priorities.
+    for &(nr, arg) in ON_ANOTHER {
+        p.extend([
+            statement(LOAD, NR),
+            jump(IF_EQUAL, nr as u32, 0, 3),
+            statement(LOAD, arg),
+            jump(IF_EQUAL, 0, 1, 0),
+            refuse(libc::EPERM),
+        ]);
+    }
+    if by_path {
+        // utimensat with a path (with none, it is futimens on a descriptor).
+        p.extend([
+            statement(LOAD, NR),
+            jump(IF_EQUAL, libc::SYS_utimensat as u32, 0, 5),
+            statement(LOAD, ARG1_LOW),
+            jump(IF_EQUAL, 0, 0, 2),
+            statement(LOAD, ARG1_LOW + 4),
+            jump(IF_EQUAL, 0, 1, 0),
+            refuse(libc::EPERM),
+        ]);
+    }
+    if sockets == Sockets::Internet {
+        p.extend(internet_sockets());
+    }
+    // ioctl: the two requests that type into a terminal.
     p.extend([
         statement(LOAD, NR),
         jump(IF_EQUAL, libc::SYS_ioctl as u32, 0, 4),
@@ -175,6 +278,52 @@ pub fn program(sockets: bool) -> Vec<sock_filter> {
         refuse(libc::EPERM),
     ]);
     p.push(allow());
+    p
+}
+
+/// `socket(domain, type, protocol)` for [`Sockets::Internet`]: a block that
+/// decides every `socket` call (it ends in a return either way) and is
+/// skipped for any other call.
+fn internet_sockets() -> Vec<sock_filter> {
+    const ARG2_LOW: u32 = 32;
+    const TYPE_MASK: u32 = 0xf; // SOCK_NONBLOCK and SOCK_CLOEXEC are above
+    let no = refuse(libc::EACCES);
+    // "protocol is 0 or `proto`": allow, else refuse (4 instructions after
+    // the type test that jumps over them).
+    let protocol_block = |proto: i32| {
+        [
+            statement(LOAD, ARG2_LOW),
+            jump(IF_EQUAL, 0, 2, 0),
+            jump(IF_EQUAL, proto as u32, 1, 0),
+            no,
+            allow(),
+        ]
+    };
+    let mut block = vec![
+        statement(LOAD, ARG0_LOW),
+        jump(IF_EQUAL, libc::AF_UNIX as u32, 0, 1),
+        allow(),
+        // Routing netlink only.
+        jump(IF_EQUAL, libc::AF_NETLINK as u32, 0, 4),
+        statement(LOAD, ARG2_LOW),
+        jump(IF_EQUAL, libc::NETLINK_ROUTE as u32, 0, 1),
+        allow(),
+        no,
+        jump(IF_EQUAL, libc::AF_INET as u32, 1, 0),
+        jump(IF_EQUAL, libc::AF_INET6 as u32, 0, 14),
+        statement(LOAD, ARG1_LOW),
+        statement(libc::BPF_ALU | libc::BPF_AND | libc::BPF_K, TYPE_MASK),
+        jump(IF_EQUAL, libc::SOCK_STREAM as u32, 0, 5),
+    ];
+    block.extend(protocol_block(libc::IPPROTO_TCP));
+    block.push(jump(IF_EQUAL, libc::SOCK_DGRAM as u32, 0, 5));
+    block.extend(protocol_block(libc::IPPROTO_UDP));
+    block.push(no);
+    let mut p = vec![
+        statement(LOAD, NR),
+        jump(IF_EQUAL, libc::SYS_socket as u32, 0, block.len() as u8),
+    ];
+    p.extend(block);
     p
 }
 
@@ -207,8 +356,13 @@ mod tests {
 
     #[test]
     fn every_jump_lands_inside_the_program_and_it_ends_by_allowing() {
-        for sockets in [true, false] {
-            let p = program(sockets);
+        for (sockets, by_path) in [
+            (Sockets::None, true),
+            (Sockets::Internet, false),
+            (Sockets::Internet, true),
+            (Sockets::Any, false),
+        ] {
+            let p = program(sockets, by_path);
             assert!(p.len() < 256, "short enough for one-byte jumps");
             for (at, op) in p.iter().enumerate() {
                 if u32::from(op.code) & 0x07 == libc::BPF_JMP {

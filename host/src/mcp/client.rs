@@ -107,7 +107,11 @@ impl McpServers {
             .iter()
             .filter(|c| c.enabled)
             .map(|c| {
-                let connection = Connection::new(c.clone(), c.confinement(roots, policy));
+                let connection = Connection::new(
+                    c.clone(),
+                    c.confinement(roots, policy),
+                    roots.iter().map(|r| r.path.clone()).collect(),
+                );
                 (c.name.clone(), Arc::new(connection))
             })
             .collect();
@@ -302,28 +306,51 @@ struct Connection {
     config: McpServerConfig,
     /// What it runs confined to; `None` for `sandbox = "none"`.
     confinement: Option<Confinement>,
+    /// The workspace's roots: a bare command is never found in one.
+    roots: Vec<std::path::PathBuf>,
     live: tokio::sync::Mutex<Option<Arc<Live>>>,
 }
 
 impl Connection {
-    fn new(config: McpServerConfig, confinement: Option<Confinement>) -> Self {
+    fn new(
+        config: McpServerConfig,
+        confinement: Option<Confinement>,
+        roots: Vec<std::path::PathBuf>,
+    ) -> Self {
         Self {
             config,
             confinement,
+            roots,
             live: tokio::sync::Mutex::new(None),
         }
+    }
+
+    /// The program to start: a command given as a path as it is; a bare
+    /// name where PATH finds it, among PATH's absolute folders outside
+    /// every root (a program that may write the workspace could otherwise
+    /// plant a `node` or `npx` of its own there, or in `.venv/bin`).
+    fn program(&self) -> Result<std::path::PathBuf> {
+        let command = &self.config.command;
+        find_program(command, &self.roots).ok_or_else(|| {
+            anyhow!(
+                "cannot start `{}`: no program of that name is on PATH outside the workspace\n  fix: install it, or give its full path as `command` in [[mcp_server]] `{}` ({})",
+                command.display(),
+                self.config.name,
+                self.config.at
+            )
+        })
     }
 
     /// The confinement of this start, with what the server is installed
     /// with: its program (where PATH finds it, and where that leads) and the
     /// script it is given.
-    fn prepare(&self) -> Result<Option<Prepared>> {
+    fn prepare(&self, found: &std::path::Path) -> Result<Option<Prepared>> {
         let Some(confinement) = &self.confinement else {
             return Ok(None);
         };
         let config = &self.config;
         let mut confinement = confinement.clone();
-        let found = find_program(&config.command);
+        let found = Some(found.to_path_buf());
         let real = found.as_deref().and_then(|p| p.canonicalize().ok());
         let script = config.script();
         confinement.read.extend(
@@ -471,9 +498,11 @@ impl Connection {
     /// Starts the process and initializes the session by `deadline`.
     async fn spawn(&self, deadline: Instant) -> Result<Live> {
         let config = &self.config;
-        let confined = self.prepare()?;
-        let mut command = child::command(&config.command, libc::SIGTERM);
+        let program = self.program()?;
+        let confined = self.prepare(&program)?;
+        let mut command = child::command(&program, libc::SIGTERM);
         command
+            .arg0(&config.command)
             .args(&config.args)
             .current_dir(&config.cwd)
             .envs(
@@ -487,7 +516,7 @@ impl Connection {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
         if let Some(confined) = &confined {
-            confined.apply(&mut command);
+            confined.apply(&mut command, &config.cwd);
         }
         let mut child = command.spawn().map_err(|e| {
             anyhow!(
@@ -558,16 +587,32 @@ impl Connection {
     }
 }
 
-/// Where `command` is: a path as it is, a bare name on PATH.
-fn find_program(command: &std::path::Path) -> Option<std::path::PathBuf> {
+/// Where `command` is: a path as it is; a bare name in PATH's absolute
+/// folders that lie (really) outside `roots`, an executable file.
+fn find_program(
+    command: &std::path::Path,
+    roots: &[std::path::PathBuf],
+) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
     if command.components().count() > 1 {
         return Some(command.to_path_buf());
     }
     let path_var = std::env::var_os("PATH")?;
     std::env::split_paths(&path_var)
         .filter(|dir| dir.is_absolute())
+        .filter(|dir| {
+            dir.canonicalize()
+                .is_ok_and(|real| !roots.iter().any(|root| real.starts_with(root)))
+        })
         .map(|dir| dir.join(command))
-        .find(|candidate| candidate.is_file())
+        .find(|candidate| {
+            candidate
+                .metadata()
+                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+                && candidate
+                    .canonicalize()
+                    .is_ok_and(|real| !roots.iter().any(|root| real.starts_with(root)))
+        })
 }
 
 /// Passes the server's stdout on to the SDK line by line, dropping (and

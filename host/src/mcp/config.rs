@@ -156,6 +156,7 @@ impl McpServerConfig {
             granted: self.read.iter().chain(&self.write).cloned().collect(),
             network: self.network.clone(),
             read_only: policy.held_read_only(),
+            roots: seen.iter().map(|r| r.path.clone()).collect(),
         })
     }
 

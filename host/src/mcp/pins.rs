@@ -112,6 +112,27 @@ impl ToolPins {
             .unwrap_or_default()
     }
 
+    /// Holds the record's lock (a file beside it) while `f` reads, changes
+    /// and writes it: two toolcell processes seeing servers at once must
+    /// not lose each other's pins.
+    fn locked<T>(&self, f: impl FnOnce() -> T) -> T {
+        use std::os::fd::AsRawFd;
+        let lock = self.file.with_extension("lock");
+        let _ = self.file.parent().map(std::fs::create_dir_all);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock);
+        if let Ok(file) = &file {
+            // SAFETY: flock(2) on a descriptor we own; released when it closes.
+            unsafe {
+                libc::flock(file.as_raw_fd(), libc::LOCK_EX);
+            }
+        }
+        f()
+    }
+
     fn write(&self, record: &Record) -> Result<()> {
         let dir = self.file.parent().unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir)
@@ -140,6 +161,10 @@ impl ToolPins {
     /// Pins `tools` as `server` of `workspace` lists them now, replacing
     /// what was pinned for it.
     pub fn pin(&self, workspace: &Path, server: &str, tools: &[Tool]) -> Result<()> {
+        self.locked(|| self.pin_unlocked(workspace, server, tools))
+    }
+
+    fn pin_unlocked(&self, workspace: &Path, server: &str, tools: &[Tool]) -> Result<()> {
         let mut record = self.read();
         record.entry(key(workspace)).or_default().insert(
             server.to_string(),
@@ -155,6 +180,10 @@ impl ToolPins {
     /// pinned (pinning those seen for the first time): the tools withheld
     /// leave `started`, and a problem says why and how to accept them.
     pub fn hold_back(&self, workspace: &Path, started: &mut [Started]) -> Vec<ToolProblem> {
+        self.locked(|| self.hold_back_unlocked(workspace, started))
+    }
+
+    fn hold_back_unlocked(&self, workspace: &Path, started: &mut [Started]) -> Vec<ToolProblem> {
         let mut record = self.read();
         let servers = record.entry(key(workspace)).or_default();
         let mut problems = Vec::new();

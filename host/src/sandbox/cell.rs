@@ -88,6 +88,15 @@ impl CellState {
         // blocking pool: several times faster for the small reads tools do.
         wasi.allow_blocking_current_thread(true);
         for preopen in &grant.preopens {
+            // The root as the config was loaded: a link put on its way
+            // since (by a program that could write the folder holding it)
+            // would lead the cell elsewhere.
+            if !crate::contain::unmoved(&preopen.host) {
+                anyhow::bail!(
+                    "the root {} is no longer the folder the config named (a link is on its way now)\n  fix: put the folder back, or restart toolcell to see the config as it is now",
+                    preopen.host.display()
+                );
+            }
             let perms = if preopen.writable {
                 FsPerms::ReadWrite
             } else {

@@ -26,7 +26,7 @@ pub mod engine;
 pub mod fs_guard;
 mod keeper;
 pub mod network;
-mod openat;
+pub mod openat;
 pub mod output;
 pub mod process;
 

@@ -325,7 +325,7 @@ impl ProcessPolicy {
             }
         }
         if let Some(prepared) = &prepared {
-            prepared.apply(&mut command);
+            prepared.apply(&mut command, &cwd);
         }
         let spawned = command.spawn();
         drop(folder);

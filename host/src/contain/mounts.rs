@@ -1,15 +1,24 @@
-//! Read-only islands in writable roots: toolcell's own files (the config,
-//! `.toolcell/`, scheduled workflows and their modules, an MCP server's
-//! script) made read-only for a contained program, by the kernel.
+//! A contained program's own view of the mounts: everything read-only but
+//! what it may write, and toolcell's own files read-only within that.
 //!
-//! Landlock only grants, so a program that may write a root may write
-//! everything in it. In a mount namespace of its own (in a user namespace,
-//! which needs no privilege) the child bind-mounts each of those paths
-//! onto itself read-only before it runs: writing, truncating, replacing,
-//! renaming or removing one fails (`EROFS`, `EBUSY`), through any path.
+//! Landlock confines opening, creating and removing files, but not
+//! changing a file's mode, owner, times or extended attributes by path
+//! (`chmod ~/.ssh/id_rsa 666`), and it only grants, so a program that may
+//! write a root may write everything in it — toolcell's config,
+//! `.toolcell/`, scheduled workflows included. In a mount namespace of its
+//! own (in a user namespace, which needs no privilege) the child, before it
+//! runs:
+//!
+//! 1. makes every mount read-only (`mount_setattr`, recursive, Linux 5.12);
+//! 2. bind-mounts each folder it may write onto itself, writable again;
+//! 3. bind-mounts each of toolcell's files in those onto itself read-only
+//!    (the islands): writing, truncating, replacing, renaming or removing
+//!    one fails (`EROFS`, `EBUSY`), through any path.
+//!
 //! Where user namespaces are not available (turned off, or restricted as
-//! Ubuntu 24.04 does), [`available`] says so, and the after-call check of
-//! the policy files is what remains.
+//! Ubuntu 24.04 does), [`available`] says so: the seccomp filter then
+//! refuses the metadata calls by path instead, and the after-call check of
+//! the policy files is what protects them.
 //!
 //! Everything the child does is prepared here: the map files' contents,
 //! the paths as C strings, the flags each mount must keep.
@@ -18,49 +27,67 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-/// What the child sets up: its user and mount namespaces and the islands.
+/// What the child sets up: its user and mount namespaces, the writable
+/// folders and the islands.
 #[derive(Debug)]
-pub struct Islands {
+pub struct Mounts {
     uid_map: Vec<u8>,
     gid_map: Vec<u8>,
-    /// Each island and the flags its read-only remount keeps (a mount's
+    /// Each folder it may write, and the flags its remount keeps (a mount's
     /// `nosuid`, `nodev`, `noexec` and atime flags may not be dropped in a
     /// user namespace).
-    paths: Vec<(CString, libc::c_ulong)>,
+    writable: Vec<(CString, libc::c_ulong)>,
+    /// Each island, and the flags likewise.
+    islands: Vec<(CString, libc::c_ulong)>,
 }
+
+/// `struct mount_attr` of mount_setattr(2).
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+/// mount_setattr(2): the same number on x86-64 and aarch64.
+const SYS_MOUNT_SETATTR: libc::c_long = 442;
 
 const SETGROUPS: &[u8] = b"/proc/self/setgroups\0";
 const UID_MAP: &[u8] = b"/proc/self/uid_map\0";
 const GID_MAP: &[u8] = b"/proc/self/gid_map\0";
 const ROOT: &[u8] = b"/\0";
 
-impl Islands {
-    /// The plan for `paths` (those that exist).
-    pub fn new(paths: &[PathBuf]) -> std::io::Result<Self> {
+/// Each of `paths` that exists, with the flags of the mount holding it.
+fn planned(paths: &[PathBuf]) -> std::io::Result<Vec<(CString, libc::c_ulong)>> {
+    let mut planned = Vec::new();
+    for path in paths {
+        let Ok(flags) = kept_flags(path) else {
+            continue; // gone: nothing to mount
+        };
+        planned.push((CString::new(path.as_os_str().as_bytes())?, flags));
+    }
+    Ok(planned)
+}
+
+impl Mounts {
+    /// The plan: `writable` folders writable, `islands` in them read-only,
+    /// the rest read-only (those that exist).
+    pub fn new(writable: &[PathBuf], islands: &[PathBuf]) -> std::io::Result<Self> {
         // SAFETY: plain getters.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
-        let mut planned = Vec::new();
-        for path in paths {
-            let Ok(flags) = kept_flags(path) else {
-                continue; // gone: nothing to keep
-            };
-            planned.push((CString::new(path.as_os_str().as_bytes())?, flags));
-        }
         Ok(Self {
             // The user keeps its own ids: files stay theirs (git checks).
             uid_map: format!("{uid} {uid} 1").into_bytes(),
             gid_map: format!("{gid} {gid} 1").into_bytes(),
-            paths: planned,
+            writable: planned(writable)?,
+            islands: planned(islands)?,
         })
     }
 
-    /// Whether there is anything to make read-only.
-    pub fn is_empty(&self) -> bool {
-        self.paths.is_empty()
-    }
-
     /// In the child, between fork and exec: enters new user and mount
-    /// namespaces and makes each island read-only. System calls only.
+    /// namespaces, makes every mount read-only, the writable folders
+    /// writable again and each island read-only. System calls only.
     pub fn enter(&self) -> std::io::Result<()> {
         let fail = || Err(std::io::Error::last_os_error());
         // SAFETY: system calls on NUL-terminated paths and buffers prepared
@@ -84,7 +111,47 @@ impl Islands {
             {
                 return fail();
             }
-            for (path, kept) in &self.paths {
+            let everything = MountAttr {
+                attr_set: MOUNT_ATTR_RDONLY,
+                attr_clr: 0,
+                propagation: 0,
+                userns_fd: 0,
+            };
+            if libc::syscall(
+                SYS_MOUNT_SETATTR,
+                libc::AT_FDCWD,
+                root,
+                libc::AT_RECURSIVE as libc::c_uint,
+                &everything as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            ) == -1
+            {
+                return fail();
+            }
+            for (path, kept) in &self.writable {
+                let at = path.as_ptr();
+                if libc::mount(
+                    at,
+                    at,
+                    std::ptr::null(),
+                    libc::MS_BIND | libc::MS_REC,
+                    std::ptr::null(),
+                ) == -1
+                {
+                    return fail();
+                }
+                if libc::mount(
+                    std::ptr::null(),
+                    at,
+                    std::ptr::null(),
+                    libc::MS_REMOUNT | libc::MS_BIND | kept,
+                    std::ptr::null(),
+                ) == -1
+                {
+                    return fail();
+                }
+            }
+            for (path, kept) in &self.islands {
                 let at = path.as_ptr();
                 if libc::mount(
                     at,
@@ -154,8 +221,8 @@ fn kept_flags(path: &Path) -> std::io::Result<libc::c_ulong> {
     Ok(kept)
 }
 
-/// Whether islands can be made here: tried once per process, in a child
-/// that makes one of a temporary file and exits.
+/// Whether this view can be made here: tried once per process, in a child
+/// that makes it of a temporary folder and a file in it, and exits.
 pub fn available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *AVAILABLE.get_or_init(|| {
@@ -163,15 +230,15 @@ pub fn available() -> bool {
             let dir = tempfile::tempdir()?;
             let file = dir.path().join("probe");
             std::fs::write(&file, b"")?;
-            let islands = Islands::new(&[file])?;
-            // SAFETY: the child only makes system calls (Islands::enter,
+            let mounts = Mounts::new(&[dir.path().to_path_buf()], &[file])?;
+            // SAFETY: the child only makes system calls (Mounts::enter,
             // _exit) on memory prepared before the fork.
             let pid = unsafe { libc::fork() };
             if pid == -1 {
                 return Err(std::io::Error::last_os_error());
             }
             if pid == 0 {
-                let code = if islands.enter().is_ok() { 0 } else { 1 };
+                let code = if mounts.enter().is_ok() { 0 } else { 1 };
                 // SAFETY: ends the child without running the parent's
                 // destructors or atexit handlers.
                 unsafe { libc::_exit(code) };
@@ -204,8 +271,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let kept = dir.path().join("kept");
         std::fs::write(&kept, "x").unwrap();
-        let islands = Islands::new(&[kept, dir.path().join("gone")]).unwrap();
-        assert_eq!(islands.paths.len(), 1);
-        assert!(!islands.is_empty());
+        let mounts = Mounts::new(
+            &[dir.path().to_path_buf()],
+            &[kept, dir.path().join("gone")],
+        )
+        .unwrap();
+        assert_eq!((mounts.writable.len(), mounts.islands.len()), (1, 1));
     }
 }
