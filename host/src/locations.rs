@@ -29,5 +29,11 @@ pub fn user_tools_dir() -> Option<PathBuf> {
 
 /// Compiled components.
 pub fn component_cache_dir() -> Option<PathBuf> {
-    from_env_or(CACHE_DIR_ENV, dirs::cache_dir()).map(|d| d.join("components"))
+    cache_dir().map(|d| d.join("components"))
+}
+
+/// toolcell's cache folder: compiled components, what was learned of the
+/// machine.
+pub fn cache_dir() -> Option<PathBuf> {
+    from_env_or(CACHE_DIR_ENV, dirs::cache_dir())
 }

@@ -221,43 +221,78 @@ fn kept_flags(path: &Path) -> std::io::Result<libc::c_ulong> {
     Ok(kept)
 }
 
-/// Whether this view can be made here: tried once per process, in a child
-/// that makes it of a temporary folder and a file in it, and exits.
+/// The file in toolcell's cache folder that keeps the answer of
+/// [`available`] for this boot (`BOOT_ID yes|no`): trying costs a fork and
+/// a namespace, about a millisecond, which every `toolcell` process that
+/// starts a program would pay again.
+const PROBE_FILE: &str = "mounts-probe";
+/// The kernel's id of this boot: the answer holds until the next one (a
+/// changed sysctl in between makes a start fail, saying why, not weaker).
+const BOOT_ID: &str = "/proc/sys/kernel/random/boot_id";
+
+/// Whether this view can be made here: known for this boot, or tried in a
+/// child that makes it of a temporary folder and a file in it, and exits.
 pub fn available() -> bool {
     static AVAILABLE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *AVAILABLE.get_or_init(|| {
-        let probe = || -> std::io::Result<bool> {
-            let dir = tempfile::tempdir()?;
-            let file = dir.path().join("probe");
-            std::fs::write(&file, b"")?;
-            let mounts = Mounts::new(&[dir.path().to_path_buf()], &[file])?;
-            // SAFETY: the child only makes system calls (Mounts::enter,
-            // _exit) on memory prepared before the fork.
-            let pid = unsafe { libc::fork() };
-            if pid == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if pid == 0 {
-                let code = if mounts.enter().is_ok() { 0 } else { 1 };
-                // SAFETY: ends the child without running the parent's
-                // destructors or atexit handlers.
-                unsafe { libc::_exit(code) };
-            }
-            let mut status = 0;
-            // SAFETY: waits for the child just forked.
-            if unsafe { libc::waitpid(pid, &mut status, 0) } == -1 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0)
-        };
-        match probe() {
-            Ok(works) => works,
-            Err(e) => {
-                tracing::debug!("user namespaces could not be tried: {e}");
-                false
-            }
+        let boot = std::fs::read_to_string(BOOT_ID).unwrap_or_default();
+        let boot = boot.trim();
+        let kept = crate::locations::cache_dir().map(|dir| dir.join(PROBE_FILE));
+        let known = kept
+            .as_ref()
+            .and_then(|file| std::fs::read_to_string(file).ok())
+            .and_then(|text| {
+                let (id, answer) = text.trim().split_once(' ')?;
+                (!boot.is_empty() && id == boot).then(|| answer == "yes")
+            });
+        if let Some(known) = known {
+            return known;
         }
+        let works = probe();
+        if let Some(file) = kept
+            && !boot.is_empty()
+        {
+            let _ = file.parent().map(std::fs::create_dir_all);
+            let answer = if works { "yes" } else { "no" };
+            let _ = std::fs::write(file, format!("{boot} {answer}\n"));
+        }
+        works
     })
+}
+
+/// Tries the view in a child that exits.
+fn probe() -> bool {
+    let attempt = || -> std::io::Result<bool> {
+        let dir = tempfile::tempdir()?;
+        let file = dir.path().join("probe");
+        std::fs::write(&file, b"")?;
+        let mounts = Mounts::new(&[dir.path().to_path_buf()], &[file])?;
+        // SAFETY: the child only makes system calls (Mounts::enter, _exit)
+        // on memory prepared before the fork.
+        let pid = unsafe { libc::fork() };
+        if pid == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if pid == 0 {
+            let code = if mounts.enter().is_ok() { 0 } else { 1 };
+            // SAFETY: ends the child without running the parent's
+            // destructors or atexit handlers.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child just forked.
+        if unsafe { libc::waitpid(pid, &mut status, 0) } == -1 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0)
+    };
+    match attempt() {
+        Ok(works) => works,
+        Err(e) => {
+            tracing::debug!("user namespaces could not be tried: {e}");
+            false
+        }
+    }
 }
 
 #[cfg(test)]
@@ -267,7 +302,7 @@ mod tests {
     #[test]
     fn the_probe_answers_and_plans_skip_what_is_gone() {
         // Whatever this machine allows, the probe answers without harm.
-        let _ = available();
+        let _ = probe();
         let dir = tempfile::tempdir().unwrap();
         let kept = dir.path().join("kept");
         std::fs::write(&kept, "x").unwrap();
