@@ -266,7 +266,7 @@ pub fn trust_key(file: &Path) -> std::io::Result<PathBuf> {
 fn toolcell_folders() -> Vec<PathBuf> {
     crate::locations::data_dir()
         .into_iter()
-        .chain(crate::locations::component_cache_dir())
+        .chain(crate::locations::cache_dir())
         .collect()
 }
 

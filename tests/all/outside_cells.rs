@@ -83,7 +83,6 @@ const ESCAPES: &[&str] = &[
     "ptrace_parent",
     "chmod_secret",
     "utime_secret",
-    "leave_group",
     "new_session",
     "limit_parent",
 ];
@@ -339,9 +338,12 @@ fn toolcells_own_files_in_a_writable_root_stay_read_only_for_a_program() {
     ws.write("flows/helpers.rhai", "fn help() { 1 }\n");
     let config = "[tools.run_command]\nprocess = [\"sh\"]\n[[schedule]]\nname = \"job\"\ncron = \"0 3 * * *\"\nworkflow = \"flows/job.rhai\"\n";
     ws.write("toolcell.toml", config);
-    std::fs::create_dir_all(ws.root.join(".toolcell/tools")).unwrap();
-    let script = "for f in toolcell.toml flows/job.rhai flows/helpers.rhai .toolcell/tools/evil.toml; do \
+    // No state folder yet: it is made before the program starts, and kept.
+    assert!(!ws.root.join(".toolcell").exists());
+    let script = "mkdir -p .toolcell/tools 2>/dev/null; \
+                  for f in toolcell.toml flows/job.rhai flows/helpers.rhai .toolcell/tools/evil.toml; do \
                   if echo owned >> $f 2>/dev/null; then echo \"$f: written\"; else echo \"$f: refused\"; fi; done; \
+                  mv flows flows.old 2>/dev/null && echo 'renamed: yes' || echo 'renamed: refused'; \
                   mv toolcell.toml moved.toml 2>/dev/null && echo 'moved: yes' || echo 'moved: refused'; \
                   rm -rf .toolcell 2>/dev/null; test -d .toolcell && echo 'state: kept'; \
                   echo fine > flows/notes.txt && echo 'work: done'";
@@ -358,6 +360,7 @@ fn toolcells_own_files_in_a_writable_root_stay_read_only_for_a_program() {
             "flows/helpers.rhai: refused",
             ".toolcell/tools/evil.toml: refused",
             "moved: refused",
+            "renamed: refused",
             "state: kept",
             "work: done",
         ] {

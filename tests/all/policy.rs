@@ -733,7 +733,16 @@ fn a_program_that_points_a_scheduled_workflow_elsewhere_through_a_link_is_refuse
         "run_command",
         json!({"program": "sh", "args": ["-c", "mv flows kept && ln -s evil flows"]}),
     );
-    assert_eq!(code, 4, "{envelope}");
-    let message = envelope["error"]["message"].as_str().unwrap();
-    assert!(message.contains("now leads elsewhere"), "{message}");
+    if toolcell::contain::mounts::available() {
+        // In its own mounts the folder on the way to the workflow is a
+        // mount point: it cannot be moved at all.
+        assert_eq!(code, 0, "{envelope}");
+        let stderr = envelope["result"]["stderr"].as_str().unwrap();
+        assert!(stderr.contains("Device or resource busy"), "{envelope}");
+        assert!(ws.root.join("flows/job.rhai").is_file());
+    } else {
+        assert_eq!(code, 4, "{envelope}");
+        let message = envelope["error"]["message"].as_str().unwrap();
+        assert!(message.contains("now leads elsewhere"), "{message}");
+    }
 }

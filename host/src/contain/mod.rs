@@ -292,14 +292,42 @@ impl Confinement {
                     .map_err(|e| failed("a network rule", e))?;
             }
         }
+        let kept = self.read_only_in_writable();
+        // toolcell's files were resolved when the config was loaded: one
+        // that is a link now was swapped, and a bind would follow it.
+        if let Some(link) = kept.iter().find(|p| p.is_symlink()) {
+            return Err(Unconfinable(format!(
+                "{what} was not started: {} is one of toolcell's own, and a link now\n  fix: put it back as it was (a folder or file, not a link), then try again",
+                crate::text::for_terminal_line(&link.display().to_string())
+            )));
+        }
         let mounts = if mounts::available() {
-            let writable: Vec<PathBuf> = self
+            // The folders on the way from a writable folder to each kept
+            // file are mount points too: none can be renamed away (which
+            // would leave the read-only mount behind with the old name).
+            let mut writable: Vec<PathBuf> = self
                 .write
                 .iter()
                 .cloned()
                 .chain([private.path().to_path_buf()])
+                .chain(kept.iter().flat_map(|path| self.on_the_way(path)))
                 .collect();
-            let planned = mounts::Mounts::new(&writable, &self.read_only_in_writable())
+            writable.sort_by_key(|p| p.components().count());
+            writable.dedup();
+            // The user's runtime folder, unless a grant lies in it.
+            // SAFETY: a plain getter.
+            let runtime = PathBuf::from(format!("/run/user/{}", unsafe { libc::getuid() }));
+            let granted_there = self
+                .read
+                .iter()
+                .chain(&self.write)
+                .any(|p| p.starts_with(&runtime) || runtime.starts_with(p));
+            let hidden: Vec<PathBuf> = if granted_there {
+                Vec::new()
+            } else {
+                vec![runtime]
+            };
+            let planned = mounts::Mounts::new(&writable, &kept, &hidden)
                 .map_err(|e| failed("its view of the mounts", e))?;
             Some(Arc::new(planned))
         } else {
@@ -318,6 +346,24 @@ impl Confinement {
             private,
             mounts,
         })
+    }
+
+    /// The folders strictly between the writable folder holding `path` and
+    /// `path`.
+    fn on_the_way(&self, path: &Path) -> Vec<PathBuf> {
+        let Some(holder) = self
+            .write
+            .iter()
+            .filter(|w| path.starts_with(w))
+            .max_by_key(|w| w.components().count())
+        else {
+            return Vec::new();
+        };
+        path.ancestors()
+            .skip(1)
+            .take_while(|a| a != holder && a.starts_with(holder))
+            .map(Path::to_path_buf)
+            .collect()
     }
 
     /// toolcell's files that lie where the program may write.

@@ -11,7 +11,9 @@
 //!
 //! 1. makes every mount read-only (`mount_setattr`, recursive, Linux 5.12);
 //! 2. bind-mounts each folder it may write onto itself, writable again;
-//! 3. bind-mounts each of toolcell's files in those onto itself read-only
+//! 3. covers the user's runtime folder (`/run/user/UID`: the session bus
+//!    and the user's service manager) with an empty read-only tmpfs;
+//! 4. bind-mounts each of toolcell's files in those onto itself read-only
 //!    (the islands): writing, truncating, replacing, renaming or removing
 //!    one fails (`EROFS`, `EBUSY`), through any path.
 //!
@@ -39,7 +41,14 @@ pub struct Mounts {
     writable: Vec<(CString, libc::c_ulong)>,
     /// Each island, and the flags likewise.
     islands: Vec<(CString, libc::c_ulong)>,
+    /// Folders covered by an empty read-only tmpfs: the user's runtime
+    /// folder (`/run/user/UID`: the D-Bus session bus, the systemd user
+    /// manager, which could start anything unconfined).
+    hidden: Vec<CString>,
 }
+
+const TMPFS: &[u8] = b"tmpfs\0";
+const TMPFS_OPTIONS: &[u8] = b"size=4k,mode=0555\0";
 
 /// `struct mount_attr` of mount_setattr(2).
 #[repr(C)]
@@ -73,7 +82,11 @@ fn planned(paths: &[PathBuf]) -> std::io::Result<Vec<(CString, libc::c_ulong)>> 
 impl Mounts {
     /// The plan: `writable` folders writable, `islands` in them read-only,
     /// the rest read-only (those that exist).
-    pub fn new(writable: &[PathBuf], islands: &[PathBuf]) -> std::io::Result<Self> {
+    pub fn new(
+        writable: &[PathBuf],
+        islands: &[PathBuf],
+        hidden: &[PathBuf],
+    ) -> std::io::Result<Self> {
         // SAFETY: plain getters.
         let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
         Ok(Self {
@@ -82,6 +95,11 @@ impl Mounts {
             gid_map: format!("{gid} {gid} 1").into_bytes(),
             writable: planned(writable)?,
             islands: planned(islands)?,
+            hidden: hidden
+                .iter()
+                .filter(|path| path.is_dir())
+                .map(|path| CString::new(path.as_os_str().as_bytes()))
+                .collect::<Result<_, _>>()?,
         })
     }
 
@@ -146,6 +164,18 @@ impl Mounts {
                     std::ptr::null(),
                     libc::MS_REMOUNT | libc::MS_BIND | kept,
                     std::ptr::null(),
+                ) == -1
+                {
+                    return fail();
+                }
+            }
+            for path in &self.hidden {
+                if libc::mount(
+                    TMPFS.as_ptr().cast(),
+                    path.as_ptr(),
+                    TMPFS.as_ptr().cast(),
+                    libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    TMPFS_OPTIONS.as_ptr().cast(),
                 ) == -1
                 {
                     return fail();
@@ -221,10 +251,12 @@ fn kept_flags(path: &Path) -> std::io::Result<libc::c_ulong> {
     Ok(kept)
 }
 
-/// The file in toolcell's cache folder that keeps the answer of
-/// [`available`] for this boot (`BOOT_ID yes|no`): trying costs a fork and
-/// a namespace, about a millisecond, which every `toolcell` process that
-/// starts a program would pay again.
+/// The file in toolcell's cache folder that keeps a "yes" of [`available`]
+/// for this boot (`BOOT_ID yes`): trying costs a fork and a namespace,
+/// about a millisecond, which every `toolcell` process that starts a
+/// program would pay again. A "no" is never kept: it is tried again (a
+/// forged or passing "no" would switch the mounts off; a forged "yes"
+/// only makes starts fail, saying why).
 const PROBE_FILE: &str = "mounts-probe";
 /// The kernel's id of this boot: the answer holds until the next one (a
 /// changed sysctl in between makes a start fail, saying why, not weaker).
@@ -238,23 +270,21 @@ pub fn available() -> bool {
         let boot = std::fs::read_to_string(BOOT_ID).unwrap_or_default();
         let boot = boot.trim();
         let kept = crate::locations::cache_dir().map(|dir| dir.join(PROBE_FILE));
-        let known = kept
-            .as_ref()
-            .and_then(|file| std::fs::read_to_string(file).ok())
-            .and_then(|text| {
-                let (id, answer) = text.trim().split_once(' ')?;
-                (!boot.is_empty() && id == boot).then(|| answer == "yes")
-            });
-        if let Some(known) = known {
-            return known;
+        let known_yes = !boot.is_empty()
+            && kept
+                .as_ref()
+                .and_then(|file| std::fs::read_to_string(file).ok())
+                .is_some_and(|text| text.trim() == format!("{boot} yes"));
+        if known_yes {
+            return true;
         }
         let works = probe();
-        if let Some(file) = kept
+        if works
+            && let Some(file) = kept
             && !boot.is_empty()
         {
             let _ = file.parent().map(std::fs::create_dir_all);
-            let answer = if works { "yes" } else { "no" };
-            let _ = std::fs::write(file, format!("{boot} {answer}\n"));
+            let _ = std::fs::write(file, format!("{boot} yes\n"));
         }
         works
     })
@@ -266,7 +296,9 @@ fn probe() -> bool {
         let dir = tempfile::tempdir()?;
         let file = dir.path().join("probe");
         std::fs::write(&file, b"")?;
-        let mounts = Mounts::new(&[dir.path().to_path_buf()], &[file])?;
+        let covered = dir.path().join("covered");
+        std::fs::create_dir(&covered)?;
+        let mounts = Mounts::new(&[dir.path().to_path_buf()], &[file], &[covered])?;
         // SAFETY: the child only makes system calls (Mounts::enter, _exit)
         // on memory prepared before the fork.
         let pid = unsafe { libc::fork() };
@@ -309,8 +341,13 @@ mod tests {
         let mounts = Mounts::new(
             &[dir.path().to_path_buf()],
             &[kept, dir.path().join("gone")],
+            &[dir.path().join("gone")],
         )
         .unwrap();
         assert_eq!((mounts.writable.len(), mounts.islands.len()), (1, 1));
+        assert!(
+            mounts.hidden.is_empty(),
+            "a folder that is not there is not covered"
+        );
     }
 }

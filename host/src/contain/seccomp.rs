@@ -5,8 +5,8 @@
 //! Refused: tracing and reading other processes (`ptrace`,
 //! `process_vm_readv`), the kernel's own controls (modules, `kexec`, `bpf`,
 //! `perf_event_open`, `reboot`, the clock, swap, accounting, `syslog`),
-//! leaving the process group (`setsid`, `setpgid`: a process outside it
-//! would outlive the call), limits and priorities of other processes
+//! leaving the session (`setsid`; and the process group, `setpgid`, where
+//! the program has no mounts of its own), limits and priorities of other processes
 //! (`prlimit64` and the scheduler calls unless on itself),
 //! mounting and new namespaces (`mount`, `unshare`, `setns`, `clone` with a
 //! namespace flag; `clone3`, whose flags a filter cannot read, answers
@@ -97,11 +97,13 @@ const REFUSED: &[libc::c_long] = &[
     libc::SYS_syslog,
     libc::SYS_quotactl,
     libc::SYS_vhangup,
-    // Leaving the process group toolcell ends a program's processes by
-    // (toolcell sets it before the filter): a process that left it would
-    // outlive the call, and the check after it.
+    // Leaving the session: with it, the process group toolcell ends a
+    // program's processes by (toolcell sets it before the filter). Moving
+    // to another group of the session (`setpgid`, which ninja and
+    // `timeout` use) is refused only where the program has no mounts of
+    // its own: a process left running then could change toolcell's files
+    // after the check that follows the call; with the mounts it cannot.
     libc::SYS_setsid,
-    libc::SYS_setpgid,
 ];
 
 /// x86-64 only: port I/O.
@@ -155,12 +157,17 @@ pub enum Sockets {
     Any,
 }
 
-/// Calls that change a file's mode, owner, times or extended attributes by
-/// path, which Landlock does not confine: refused where the mount namespace
-/// that makes everything but the grants read-only is not available. The
-/// same calls on a descriptor stay (it needs the file opened, which
-/// Landlock does confine).
+/// Calls that change a file's mode, owner, times or extended attributes,
+/// which Landlock does not confine (a file opened only for reading can be
+/// made world-readable through its descriptor): refused where the mount
+/// namespace that makes everything but the grants read-only is not
+/// available. With them, `setpgid` (see [`program`]).
 const BY_PATH: &[libc::c_long] = &[
+    libc::SYS_fchmod,
+    libc::SYS_fchown,
+    libc::SYS_fsetxattr,
+    libc::SYS_fremovexattr,
+    libc::SYS_setpgid,
     libc::SYS_fchmodat,
     libc::SYS_fchownat,
     libc::SYS_setxattr,
@@ -191,17 +198,22 @@ const BY_PATH_HERE: &[libc::c_long] = &[];
 
 /// Calls on another process that need no tracing permission: its resource
 /// limits (`prlimit64` can starve or stop toolcell), its scheduling and
-/// I/O priority. Refused unless they name the caller itself (`0`); the
-/// argument holding the process is given.
-const ON_ANOTHER: &[(libc::c_long, u32)] = &[
-    (libc::SYS_prlimit64, ARG0_LOW),
-    (libc::SYS_sched_setaffinity, ARG0_LOW),
-    (libc::SYS_sched_setscheduler, ARG0_LOW),
-    (libc::SYS_sched_setparam, ARG0_LOW),
-    (libc::SYS_sched_setattr, ARG0_LOW),
-    (libc::SYS_setpriority, ARG1_LOW),
-    (libc::SYS_ioprio_set, ARG1_LOW),
+/// I/O priority. Refused unless they name the caller itself: each entry is
+/// a call, an argument and the one value it may have (pid `0`; for
+/// `setpriority` and `ioprio_set`, also "a process", not a group or user).
+const ON_ANOTHER: &[(libc::c_long, u32, u32)] = &[
+    (libc::SYS_prlimit64, ARG0_LOW, 0),
+    (libc::SYS_sched_setaffinity, ARG0_LOW, 0),
+    (libc::SYS_sched_setscheduler, ARG0_LOW, 0),
+    (libc::SYS_sched_setparam, ARG0_LOW, 0),
+    (libc::SYS_sched_setattr, ARG0_LOW, 0),
+    (libc::SYS_setpriority, ARG0_LOW, libc::PRIO_PROCESS),
+    (libc::SYS_setpriority, ARG1_LOW, 0),
+    (libc::SYS_ioprio_set, ARG0_LOW, IOPRIO_WHO_PROCESS),
+    (libc::SYS_ioprio_set, ARG1_LOW, 0),
 ];
+/// `linux/ioprio.h`.
+const IOPRIO_WHO_PROCESS: u32 = 1;
 
 /// The filter: refuse what is listed above; sockets as `sockets` says;
 /// with `by_path`, also the metadata calls of [`BY_PATH`].
@@ -244,12 +256,12 @@ pub fn program(sockets: Sockets, by_path: bool) -> Vec<sock_filter> {
         refuse(libc::EPERM),
     ]);
     // Another process's limits and priorities.
-    for &(nr, arg) in ON_ANOTHER {
+    for &(nr, arg, only) in ON_ANOTHER {
         p.extend([
             statement(LOAD, NR),
             jump(IF_EQUAL, nr as u32, 0, 3),
             statement(LOAD, arg),
-            jump(IF_EQUAL, 0, 1, 0),
+            jump(IF_EQUAL, only, 1, 0),
             refuse(libc::EPERM),
         ]);
     }

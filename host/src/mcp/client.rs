@@ -686,17 +686,41 @@ fn is_json_object(line: &str) -> bool {
     line.trim_start().starts_with('{')
 }
 
-/// Keeps the last lines of the server's stderr.
+/// Keeps the last lines of the server's stderr, each cut to
+/// [`LINE_SHOWN_CHARS`]: a line is read in chunks and what is past the
+/// cut is dropped as it comes, so a server that never ends a line cannot
+/// fill toolcell's memory.
 async fn keep_stderr(stderr: tokio::process::ChildStderr, diagnostics: Arc<Mutex<Diagnostics>>) {
-    let mut lines = tokio::io::BufReader::new(stderr).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        tracing::debug!("MCP server stderr: {line}");
+    let mut reader = tokio::io::BufReader::new(stderr);
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let chunk = match reader.fill_buf().await {
+            Ok([]) | Err(_) => return,
+            Ok(chunk) => chunk,
+        };
+        let (part, ended) = match memchr::memchr(b'\n', chunk) {
+            Some(at) => (&chunk[..at], true),
+            None => (chunk, false),
+        };
+        // Four bytes a character at most: enough for the characters shown.
+        let room = (LINE_SHOWN_CHARS * 4).saturating_sub(line.len());
+        line.extend_from_slice(&part[..part.len().min(room)]);
+        let used = part.len() + usize::from(ended);
+        reader.consume(used);
+        if !ended {
+            continue;
+        }
+        let text: String = String::from_utf8_lossy(&line)
+            .chars()
+            .take(LINE_SHOWN_CHARS)
+            .collect();
+        line.clear();
+        tracing::debug!("MCP server stderr: {text}");
         let mut d = diagnostics.lock().unwrap_or_else(|p| p.into_inner());
         if d.stderr.len() == STDERR_TAIL_LINES {
             d.stderr.pop_front();
         }
-        d.stderr
-            .push_back(line.chars().take(LINE_SHOWN_CHARS).collect());
+        d.stderr.push_back(text);
     }
 }
 

@@ -115,12 +115,24 @@ impl PolicyFiles {
     /// and cache folders — those that exist now. (A new file, such as a
     /// module added beside a workflow, is found after the call instead.)
     pub fn held_read_only(&self) -> Vec<PathBuf> {
+        // The state folder is made if missing, so that it is kept too (a
+        // program could otherwise make it, or a link in its place, first).
+        if self.state.parent().is_some_and(Path::is_dir) {
+            let _ = std::fs::create_dir(&self.state);
+        }
         let mut paths: Vec<PathBuf> = self
             .config
             .iter()
             .chain([&self.state])
             .chain(self.workflows.iter().map(|(file, _, _)| file))
-            .chain(self.programs.iter().map(|(file, _)| file))
+            // A program named through a link is kept as where it leads
+            // (listed too); the link itself is watched after each call.
+            .chain(
+                self.programs
+                    .iter()
+                    .map(|(file, _)| file)
+                    .filter(|file| !file.is_symlink()),
+            )
             .chain(&self.private)
             .cloned()
             .collect();
@@ -129,17 +141,23 @@ impl PolicyFiles {
         }
         paths.sort();
         paths.dedup();
-        paths.retain(|path| path.exists());
+        paths.retain(|path| path.exists() || path.is_symlink());
         paths
     }
 
     /// Adds the program files MCP servers start: `(file, server)`.
     pub fn with_programs(mut self, programs: impl IntoIterator<Item = (PathBuf, String)>) -> Self {
-        self.programs.extend(
-            programs
-                .into_iter()
-                .map(|(file, server)| (file.canonicalize().unwrap_or(file), server)),
-        );
+        // Both the path as named and where it leads: a link in the
+        // workspace (`.venv/bin/python`) could be replaced as well as
+        // what it points to.
+        for (file, server) in programs {
+            if let Ok(real) = file.canonicalize()
+                && real != file
+            {
+                self.programs.push((real, server.clone()));
+            }
+            self.programs.push((file, server));
+        }
         self
     }
 
@@ -247,6 +265,10 @@ impl PolicyFiles {
 /// The largest policy file kept to be put back: far beyond any real config
 /// or workflow; a larger one is only reported if it changes.
 const MAX_KEPT: u64 = 16 * 1024 * 1024;
+/// An MCP server's program file is watched after each call only up to this
+/// size: a script is (the reference servers' are a few KB); a larger one is
+/// a binary, kept read-only by the program's mounts where they exist.
+const MAX_KEPT_SCRIPT: u64 = 1024 * 1024;
 
 /// What the policy files held before a call that runs outside every cell
 /// (an MCP server's, or one that runs programs): the cell's guard does not
@@ -278,6 +300,18 @@ impl PolicySnapshot {
         // only one that appears during the call is taken away.
         let mut known: Vec<PathBuf> = std::iter::once(config)
             .chain(policy.workflows.iter().map(|(file, _, _)| file.clone()))
+            .chain(
+                policy
+                    .programs
+                    .iter()
+                    .filter(|(file, _)| !file.is_symlink())
+                    // A script, not a program's binary: read before every
+                    // call outside a cell, so kept small.
+                    .filter(|(file, _)| {
+                        std::fs::metadata(file).is_ok_and(|m| m.len() <= MAX_KEPT_SCRIPT)
+                    })
+                    .map(|(file, _)| file.clone()),
+            )
             .chain(
                 policy
                     .workflows
@@ -312,6 +346,7 @@ impl PolicySnapshot {
                     .map(Path::to_path_buf)
                     .collect::<Vec<_>>()
             })
+            .chain(policy.programs.iter().map(|(file, _)| file.clone()))
             .filter_map(|path| std::fs::read_link(&path).ok().map(|to| (path, to)))
             .collect();
         Self {
@@ -429,6 +464,12 @@ fn put_back(file: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = file.parent().unwrap_or(Path::new("."));
     let mut temp = tempfile::NamedTempFile::new_in(dir)?;
     std::io::Write::write_all(&mut temp, bytes)?;
+    // The mode it has (a script keeps its execute bits); a file that was
+    // removed comes back as an ordinary one.
+    let mode = std::fs::metadata(file)
+        .map(|m| m.permissions())
+        .unwrap_or_else(|_| std::os::unix::fs::PermissionsExt::from_mode(0o644));
+    temp.as_file().set_permissions(mode)?;
     temp.persist(file).map_err(|e| e.error)?;
     Ok(())
 }

@@ -118,7 +118,7 @@ impl CellState {
             http: WasiHttpCtx::new(),
             network: NetworkPolicy::new(grant.network.clone()),
             process: ProcessPolicy::new(&grant.tool, grant.process.clone(), grant.preopens.clone())
-                .confined(grant.confinement()),
+                .confined(grant),
             files: {
                 let roots = grant
                     .preopens

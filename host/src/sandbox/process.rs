@@ -17,8 +17,9 @@
 
 use super::bindings::toolcell::tool::process::{Command, Host, Output, RunError};
 use crate::child;
-use crate::contain::Confinement;
+use crate::contain::SandboxSetting;
 use crate::grant::Preopen;
+use crate::grant::ToolGrant;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
@@ -47,8 +48,9 @@ pub struct ProcessPolicy {
     tool: String,
     programs: Vec<String>,
     roots: Vec<Preopen>,
-    /// What its programs are confined to; `None` for `sandbox = "none"`.
-    confinement: Option<Confinement>,
+    /// The grant its programs are confined to (worked out when one runs:
+    /// most cells run none); `None` for `sandbox = "none"` or no programs.
+    confined_to: Option<Box<ToolGrant>>,
     /// When the tool's own time limit ends: none is left until the call
     /// starts its clock ([`ProcessPolicy::start_clock`]).
     deadline: Instant,
@@ -76,15 +78,16 @@ impl ProcessPolicy {
             tool: tool.to_string(),
             programs,
             roots,
-            confinement: None,
+            confined_to: None,
             deadline: Instant::now(),
         }
     }
 
-    /// Confines the programs it runs to `confinement` (`None`: they run
-    /// with the user's rights, as `sandbox = "none"` says).
-    pub fn confined(mut self, confinement: Option<Confinement>) -> Self {
-        self.confinement = confinement;
+    /// Confines the programs it runs to `grant` (unless it says
+    /// `sandbox = "none"`: they run with the user's rights).
+    pub fn confined(mut self, grant: &ToolGrant) -> Self {
+        self.confined_to = (!grant.process.is_empty() && grant.sandbox != SandboxSetting::None)
+            .then(|| Box::new(grant.clone()));
         self
     }
 
@@ -244,10 +247,9 @@ impl ProcessPolicy {
             cwd,
         } = self.resolve(&cmd.program, &cmd.cwd)?;
         // Confined: to the grant, plus what the program was installed with.
-        let prepared = match &self.confinement {
+        let prepared = match self.confined_to.as_ref().and_then(|g| g.confinement()) {
             None => None,
-            Some(confinement) => {
-                let mut confinement = confinement.clone();
+            Some(mut confinement) => {
                 confinement.read.extend(
                     [&found, &program]
                         .into_iter()
