@@ -10,6 +10,7 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// The variables a child inherits from toolcell's environment: what
@@ -19,6 +20,74 @@ pub const PASSED_ENV: &[&str] = &[
     "HOME", "PATH", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM", "TMPDIR",
     "TZ",
 ];
+
+/// A program found to run: where it was found, and where that leads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The path as found (on PATH, or as given), links not followed.
+    pub path: PathBuf,
+    /// Its real path: what runs.
+    pub real: PathBuf,
+}
+
+/// The folders of PATH a program is looked up in, and passed on with: its
+/// absolute entries that lie (really) outside every root — a tool or a
+/// program that may write the workspace could otherwise plant a `git`, a
+/// `node` or a `.venv/bin/python` of its own there.
+pub fn search_path(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let path_var = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path_var)
+        .filter(|dir| dir.is_absolute())
+        .filter(|dir| dir.canonicalize().is_ok_and(|real| !inside(roots, &real)))
+        .collect()
+}
+
+/// Finds `program` (an absolute path, or a name looked up on PATH) as an
+/// executable file neither in a folder inside `roots` nor leading into one.
+/// Without one, the candidates skipped for lying inside the roots.
+pub fn find_outside(program: &Path, roots: &[PathBuf]) -> Result<Found, Vec<PathBuf>> {
+    let candidates: Vec<PathBuf> = if program.is_absolute() {
+        vec![program.to_path_buf()]
+    } else {
+        let path_var = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path_var)
+            .filter(|dir| dir.is_absolute())
+            .map(|dir| dir.join(program))
+            .collect()
+    };
+    let mut skipped = Vec::new();
+    for candidate in candidates {
+        if !is_executable(&candidate) {
+            continue;
+        }
+        let Ok(real) = candidate.canonicalize() else {
+            continue;
+        };
+        let folder_inside = candidate
+            .parent()
+            .and_then(|dir| dir.canonicalize().ok())
+            .is_none_or(|dir| inside(roots, &dir));
+        if folder_inside || inside(roots, &real) {
+            skipped.push(candidate);
+            continue;
+        }
+        return Ok(Found {
+            path: candidate,
+            real,
+        });
+    }
+    Err(skipped)
+}
+
+fn inside(roots: &[PathBuf], real: &Path) -> bool {
+    roots.iter().any(|root| real.starts_with(root))
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    path.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
 
 /// The process groups of every child running in this process.
 static LIVE_GROUPS: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());

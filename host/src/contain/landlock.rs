@@ -221,20 +221,7 @@ impl Ruleset {
             allowed_access: allowed,
             parent_fd: parent.as_raw_fd(),
         };
-        // SAFETY: both descriptors are open; `attr` is the packed struct
-        // the kernel reads for RULE_PATH_BENEATH.
-        let done = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_add_rule,
-                self.fd.as_raw_fd(),
-                RULE_PATH_BENEATH,
-                &attr as *const PathBeneathAttr,
-                0u32,
-            )
-        };
-        if done < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        self.add_rule(RULE_PATH_BENEATH, &attr)?;
         Ok(true)
     }
 
@@ -244,13 +231,20 @@ impl Ruleset {
             allowed_access: NET_CONNECT_TCP,
             port: port.into(),
         };
-        // SAFETY: an open ruleset and a valid net-port attribute.
+        self.add_rule(RULE_NET_PORT, &attr)
+    }
+
+    /// Adds one rule of `kind`, whose attribute struct is `attr`
+    /// ([`PathBeneathAttr`] for a path, [`NetPortAttr`] for a port).
+    fn add_rule<A>(&mut self, kind: libc::c_int, attr: &A) -> std::io::Result<()> {
+        // SAFETY: an open ruleset, and `attr` the struct the kernel reads
+        // for `kind` (the two callers pair them); its descriptors are open.
         let done = unsafe {
             libc::syscall(
                 libc::SYS_landlock_add_rule,
                 self.fd.as_raw_fd(),
-                RULE_NET_PORT,
-                &attr as *const NetPortAttr,
+                kind,
+                attr as *const A,
                 0u32,
             )
         };

@@ -147,27 +147,7 @@ impl Mounts {
                 return fail();
             }
             for (path, kept) in &self.writable {
-                let at = path.as_ptr();
-                if libc::mount(
-                    at,
-                    at,
-                    std::ptr::null(),
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
-                ) == -1
-                {
-                    return fail();
-                }
-                if libc::mount(
-                    std::ptr::null(),
-                    at,
-                    std::ptr::null(),
-                    libc::MS_REMOUNT | libc::MS_BIND | kept,
-                    std::ptr::null(),
-                ) == -1
-                {
-                    return fail();
-                }
+                bind_onto_itself(path, *kept)?;
             }
             for path in &self.hidden {
                 if libc::mount(
@@ -182,31 +162,40 @@ impl Mounts {
                 }
             }
             for (path, kept) in &self.islands {
-                let at = path.as_ptr();
-                if libc::mount(
-                    at,
-                    at,
-                    std::ptr::null(),
-                    libc::MS_BIND | libc::MS_REC,
-                    std::ptr::null(),
-                ) == -1
-                {
-                    return fail();
-                }
-                if libc::mount(
-                    std::ptr::null(),
-                    at,
-                    std::ptr::null(),
-                    libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | kept,
-                    std::ptr::null(),
-                ) == -1
-                {
-                    return fail();
-                }
+                bind_onto_itself(path, kept | libc::MS_RDONLY)?;
             }
         }
         Ok(())
     }
+}
+
+/// Bind-mounts `path` onto itself (what lies under it too) and remounts
+/// the new mount with `flags` (`MS_RDONLY` or not, and the flags the mount
+/// holding it must keep). System calls only.
+fn bind_onto_itself(path: &CString, flags: libc::c_ulong) -> std::io::Result<()> {
+    let at = path.as_ptr();
+    // SAFETY: a NUL-terminated path prepared before the fork; no memory
+    // is written.
+    unsafe {
+        if libc::mount(
+            at,
+            at,
+            std::ptr::null(),
+            libc::MS_BIND | libc::MS_REC,
+            std::ptr::null(),
+        ) == -1
+            || libc::mount(
+                std::ptr::null(),
+                at,
+                std::ptr::null(),
+                libc::MS_REMOUNT | libc::MS_BIND | flags,
+                std::ptr::null(),
+            ) == -1
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to the file `path` (NUL-terminated). System calls only.

@@ -331,7 +331,12 @@ impl Connection {
     /// plant a `node` or `npx` of its own there, or in `.venv/bin`).
     fn program(&self) -> Result<std::path::PathBuf> {
         let command = &self.config.command;
-        find_program(command, &self.roots).ok_or_else(|| {
+        if command.components().count() > 1 {
+            return Ok(command.clone());
+        }
+        child::find_outside(command, &self.roots)
+            .map(|found| found.path)
+            .map_err(|_| {
             anyhow!(
                 "cannot start `{}`: no program of that name is on PATH outside the workspace\n  fix: install it, or give its full path as `command` in [[mcp_server]] `{}` ({})",
                 command.display(),
@@ -587,34 +592,6 @@ impl Connection {
     }
 }
 
-/// Where `command` is: a path as it is; a bare name in PATH's absolute
-/// folders that lie (really) outside `roots`, an executable file.
-fn find_program(
-    command: &std::path::Path,
-    roots: &[std::path::PathBuf],
-) -> Option<std::path::PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    if command.components().count() > 1 {
-        return Some(command.to_path_buf());
-    }
-    let path_var = std::env::var_os("PATH")?;
-    std::env::split_paths(&path_var)
-        .filter(|dir| dir.is_absolute())
-        .filter(|dir| {
-            dir.canonicalize()
-                .is_ok_and(|real| !roots.iter().any(|root| real.starts_with(root)))
-        })
-        .map(|dir| dir.join(command))
-        .find(|candidate| {
-            candidate
-                .metadata()
-                .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-                && candidate
-                    .canonicalize()
-                    .is_ok_and(|real| !roots.iter().any(|root| real.starts_with(root)))
-        })
-}
-
 /// Passes the server's stdout on to the SDK line by line, dropping (and
 /// remembering) lines that are not JSON objects: a log line printed to the
 /// wrong stream must not end the session. A line over
@@ -624,38 +601,15 @@ async fn filter_stdout(
     mut to_sdk: tokio::io::DuplexStream,
     diagnostics: Arc<Mutex<Diagnostics>>,
 ) {
-    let mut reader = tokio::io::BufReader::new(stdout);
-    let mut line: Vec<u8> = Vec::new();
-    let mut oversized = false;
-    loop {
-        let chunk = match reader.fill_buf().await {
-            Ok([]) | Err(_) => return,
-            Ok(chunk) => chunk,
-        };
-        let (part, ended) = match memchr::memchr(b'\n', chunk) {
-            Some(at) => (&chunk[..at], true),
-            None => (chunk, false),
-        };
-        if !oversized {
-            if line.len() + part.len() > MAX_MESSAGE_BYTES {
-                oversized = true;
-                line = Vec::new();
-            } else {
-                line.extend_from_slice(part);
-            }
-        }
-        let used = part.len() + usize::from(ended);
-        reader.consume(used);
-        if !ended {
-            continue;
-        }
-        let stray = if oversized {
+    let mut lines = CappedLines::new(stdout, MAX_MESSAGE_BYTES);
+    while let Some((line, cut)) = lines.next().await {
+        let stray = if cut {
             Some(format!("(a line over {MAX_MESSAGE_BYTES} bytes)"))
         } else {
-            let text = String::from_utf8_lossy(&line);
+            let text = String::from_utf8_lossy(line);
             if is_json_object(&text) {
                 let sent = async {
-                    to_sdk.write_all(&line).await?;
+                    to_sdk.write_all(line).await?;
                     to_sdk.write_all(b"\n").await
                 };
                 if sent.await.is_err() {
@@ -668,13 +622,55 @@ async fn filter_stdout(
                 Some(text.chars().take(LINE_SHOWN_CHARS).collect())
             }
         };
-        line.clear();
-        oversized = false;
         if let Some(stray) = stray {
             tracing::debug!("MCP server stdout (not a message): {stray}");
             let mut d = diagnostics.lock().unwrap_or_else(|p| p.into_inner());
             d.stray_lines += 1;
             d.last_stray = Some(stray);
+        }
+    }
+}
+
+/// The lines of a stream, each kept up to `cap` bytes: what is past the
+/// cap is read and dropped as it comes, so a line that never ends cannot
+/// fill toolcell's memory.
+struct CappedLines<R> {
+    reader: tokio::io::BufReader<R>,
+    cap: usize,
+    line: Vec<u8>,
+}
+
+impl<R: tokio::io::AsyncRead + Unpin> CappedLines<R> {
+    fn new(stream: R, cap: usize) -> Self {
+        Self {
+            reader: tokio::io::BufReader::new(stream),
+            cap,
+            line: Vec::new(),
+        }
+    }
+
+    /// The next whole line, without its newline, as kept, and whether it
+    /// was longer than the cap; `None` at the end of the stream.
+    async fn next(&mut self) -> Option<(&[u8], bool)> {
+        self.line.clear();
+        let mut cut = false;
+        loop {
+            let chunk = match self.reader.fill_buf().await {
+                Ok([]) | Err(_) => return None,
+                Ok(chunk) => chunk,
+            };
+            let (part, ended) = match memchr::memchr(b'\n', chunk) {
+                Some(at) => (&chunk[..at], true),
+                None => (chunk, false),
+            };
+            let room = self.cap.saturating_sub(self.line.len());
+            cut |= part.len() > room;
+            self.line.extend_from_slice(&part[..part.len().min(room)]);
+            let used = part.len() + usize::from(ended);
+            self.reader.consume(used);
+            if ended {
+                return Some((&self.line, cut));
+            }
         }
     }
 }
@@ -687,34 +683,15 @@ fn is_json_object(line: &str) -> bool {
 }
 
 /// Keeps the last lines of the server's stderr, each cut to
-/// [`LINE_SHOWN_CHARS`]: a line is read in chunks and what is past the
-/// cut is dropped as it comes, so a server that never ends a line cannot
-/// fill toolcell's memory.
+/// [`LINE_SHOWN_CHARS`].
 async fn keep_stderr(stderr: tokio::process::ChildStderr, diagnostics: Arc<Mutex<Diagnostics>>) {
-    let mut reader = tokio::io::BufReader::new(stderr);
-    let mut line: Vec<u8> = Vec::new();
-    loop {
-        let chunk = match reader.fill_buf().await {
-            Ok([]) | Err(_) => return,
-            Ok(chunk) => chunk,
-        };
-        let (part, ended) = match memchr::memchr(b'\n', chunk) {
-            Some(at) => (&chunk[..at], true),
-            None => (chunk, false),
-        };
-        // Four bytes a character at most: enough for the characters shown.
-        let room = (LINE_SHOWN_CHARS * 4).saturating_sub(line.len());
-        line.extend_from_slice(&part[..part.len().min(room)]);
-        let used = part.len() + usize::from(ended);
-        reader.consume(used);
-        if !ended {
-            continue;
-        }
-        let text: String = String::from_utf8_lossy(&line)
+    // Four bytes a character at most: enough for the characters shown.
+    let mut lines = CappedLines::new(stderr, LINE_SHOWN_CHARS * 4);
+    while let Some((line, _)) = lines.next().await {
+        let text: String = String::from_utf8_lossy(line)
             .chars()
             .take(LINE_SHOWN_CHARS)
             .collect();
-        line.clear();
         tracing::debug!("MCP server stderr: {text}");
         let mut d = diagnostics.lock().unwrap_or_else(|p| p.into_inner());
         if d.stderr.len() == STDERR_TAIL_LINES {
@@ -775,5 +752,36 @@ fn describe_block(block: &Value) -> String {
         }
         "resource_link" => format!("[resource link {} ({})]", field("uri"), field("name")),
         other => format!("[{other} content not shown]"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_that_never_ends_is_kept_only_up_to_its_cap() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let (mut writer, reader) = tokio::io::duplex(64 * 1024);
+            let writing = tokio::spawn(async move {
+                writer
+                    .write_all(&vec![b'x'; 4 * 1024 * 1024])
+                    .await
+                    .unwrap();
+                writer.write_all(b"\nok\npartial").await.unwrap();
+            });
+            let mut lines = CappedLines::new(reader, 10);
+            let (first, cut) = lines.next().await.unwrap();
+            assert_eq!((first, cut), (&b"xxxxxxxxxx"[..], true));
+            assert!(lines.line.capacity() < 1024 * 1024, "the rest was not kept");
+            let (second, cut) = lines.next().await.unwrap();
+            assert_eq!((second, cut), (&b"ok"[..], false));
+            writing.await.unwrap();
+            assert_eq!(lines.next().await, None, "an unended last line is dropped");
+        });
     }
 }

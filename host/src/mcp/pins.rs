@@ -12,14 +12,15 @@
 //! program or server granted writing could change.
 
 use super::client::Started;
+use crate::policy::record::JsonRecord;
 use crate::registry::{ToolProblem, shown_name};
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rmcp::model::Tool;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The record's file name in the user's data folder.
 const PINS_FILE: &str = "mcp-tool-pins.json";
@@ -54,7 +55,7 @@ pub enum Change {
 /// The pins of every workspace's servers.
 #[derive(Debug, Clone)]
 pub struct ToolPins {
-    file: PathBuf,
+    record: JsonRecord,
 }
 
 /// What a model is shown of a tool, and so what is pinned: its name,
@@ -91,65 +92,14 @@ impl ToolPins {
     /// The record in the user's data folder; `None` without one.
     pub fn for_user() -> Option<Self> {
         crate::locations::data_dir().map(|dir| Self {
-            file: dir.join(PINS_FILE),
+            record: JsonRecord::new(dir.join(PINS_FILE), MAX_PINS_FILE, "no MCP tool is pinned"),
         })
-    }
-
-    fn read(&self) -> Record {
-        let Ok(meta) = std::fs::metadata(&self.file) else {
-            return Record::new();
-        };
-        if !meta.is_file() || meta.len() > MAX_PINS_FILE {
-            tracing::warn!(
-                "{} is not a record toolcell wrote; no MCP tool is pinned until it is removed",
-                self.file.display()
-            );
-            return Record::new();
-        }
-        std::fs::read(&self.file)
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default()
-    }
-
-    /// Holds the record's lock (a file beside it) while `f` reads, changes
-    /// and writes it: two toolcell processes seeing servers at once must
-    /// not lose each other's pins.
-    fn locked<T>(&self, f: impl FnOnce() -> T) -> T {
-        use std::os::fd::AsRawFd;
-        let lock = self.file.with_extension("lock");
-        let _ = self.file.parent().map(std::fs::create_dir_all);
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&lock);
-        if let Ok(file) = &file {
-            // SAFETY: flock(2) on a descriptor we own; released when it closes.
-            unsafe {
-                libc::flock(file.as_raw_fd(), libc::LOCK_EX);
-            }
-        }
-        f()
-    }
-
-    fn write(&self, record: &Record) -> Result<()> {
-        let dir = self.file.parent().unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create the data folder {}", dir.display()))?;
-        let text = serde_json::to_string_pretty(record)?;
-        let mut temp = tempfile::NamedTempFile::new_in(dir)
-            .with_context(|| format!("cannot write in {}", dir.display()))?;
-        std::io::Write::write_all(&mut temp, text.as_bytes())?;
-        temp.persist(&self.file)
-            .with_context(|| format!("cannot write {}", self.file.display()))?;
-        Ok(())
     }
 
     /// What `tools` (as `server` of `workspace` lists them now) changed
     /// against the pins (for a server never pinned, every tool is new).
     pub fn changes(&self, workspace: &Path, server: &str, tools: &[Tool]) -> Vec<Change> {
-        let record = self.read();
+        let record: Record = self.record.read();
         let none = BTreeMap::new();
         let pinned = record
             .get(&key(workspace))
@@ -161,77 +111,83 @@ impl ToolPins {
     /// Pins `tools` as `server` of `workspace` lists them now, replacing
     /// what was pinned for it.
     pub fn pin(&self, workspace: &Path, server: &str, tools: &[Tool]) -> Result<()> {
-        self.locked(|| self.pin_unlocked(workspace, server, tools))
-    }
-
-    fn pin_unlocked(&self, workspace: &Path, server: &str, tools: &[Tool]) -> Result<()> {
-        let mut record = self.read();
-        record.entry(key(workspace)).or_default().insert(
-            server.to_string(),
-            tools
-                .iter()
-                .map(|tool| (tool.name.to_string(), pin_of(tool)))
-                .collect(),
-        );
-        self.write(&record)
+        self.record.update(|record: &mut Record| {
+            record.entry(key(workspace)).or_default().insert(
+                server.to_string(),
+                tools
+                    .iter()
+                    .map(|tool| (tool.name.to_string(), pin_of(tool)))
+                    .collect(),
+            );
+            (true, ())
+        })
     }
 
     /// Holds back what changed since each started server's tools were
     /// pinned (pinning those seen for the first time): the tools withheld
     /// leave `started`, and a problem says why and how to accept them.
     pub fn hold_back(&self, workspace: &Path, started: &mut [Started]) -> Vec<ToolProblem> {
-        self.locked(|| self.hold_back_unlocked(workspace, started))
-    }
-
-    fn hold_back_unlocked(&self, workspace: &Path, started: &mut [Started]) -> Vec<ToolProblem> {
-        let mut record = self.read();
-        let servers = record.entry(key(workspace)).or_default();
         let mut problems = Vec::new();
-        let mut first_sight = false;
-        for Started { server, tools } in started.iter_mut() {
-            let Ok(tools) = tools else { continue };
-            let Some(pinned) = servers.get(&server.name) else {
-                servers.insert(
-                    server.name.clone(),
-                    tools
-                        .iter()
-                        .map(|tool| (tool.name.to_string(), pin_of(tool)))
-                        .collect(),
-                );
-                first_sight = true;
-                continue;
-            };
-            let mut held = Vec::new();
-            tools.retain(|tool| {
-                let same = pinned
-                    .get(tool.name.as_ref())
-                    .is_some_and(|pin| pin.sha256 == pin_of(tool).sha256);
-                if !same {
-                    let what = if pinned.contains_key(tool.name.as_ref()) {
-                        "changed since it was pinned"
-                    } else {
-                        "new since its tools were pinned"
-                    };
-                    held.push(format!("{} ({what})", shown_name(&tool.name)));
-                }
-                same
-            });
-            if !held.is_empty() {
-                problems.push(ToolProblem {
-                    location: format!("MCP server `{}` ({})", server.name, server.at),
-                    message: format!(
-                        "not offered until you accept them: {}\n  fix: see what changed and accept it with `toolcell tools trust {}`",
-                        held.join(", "),
-                        server.name
-                    ),
-                });
-            }
-        }
-        if first_sight && let Err(e) = self.write(&record) {
+        let pinned = self.record.update(|record: &mut Record| {
+            let servers = record.entry(key(workspace)).or_default();
+            (hold_back(servers, started, &mut problems), ())
+        });
+        if let Err(e) = pinned {
             tracing::warn!("the MCP tools seen for the first time could not be pinned: {e:#}");
         }
         problems
     }
+}
+
+/// [`ToolPins::hold_back`] on one workspace's `servers`: adds a problem
+/// for each server with tools held back; whether any server was seen for
+/// the first time (and pinned).
+fn hold_back(
+    servers: &mut BTreeMap<String, BTreeMap<String, Pin>>,
+    started: &mut [Started],
+    problems: &mut Vec<ToolProblem>,
+) -> bool {
+    let mut first_sight = false;
+    for Started { server, tools } in started.iter_mut() {
+        let Ok(tools) = tools else { continue };
+        let Some(pinned) = servers.get(&server.name) else {
+            servers.insert(
+                server.name.clone(),
+                tools
+                    .iter()
+                    .map(|tool| (tool.name.to_string(), pin_of(tool)))
+                    .collect(),
+            );
+            first_sight = true;
+            continue;
+        };
+        let mut held = Vec::new();
+        tools.retain(|tool| {
+            let same = pinned
+                .get(tool.name.as_ref())
+                .is_some_and(|pin| pin.sha256 == pin_of(tool).sha256);
+            if !same {
+                let what = if pinned.contains_key(tool.name.as_ref()) {
+                    "changed since it was pinned"
+                } else {
+                    "new since its tools were pinned"
+                };
+                held.push(format!("{} ({what})", shown_name(&tool.name)));
+            }
+            same
+        });
+        if !held.is_empty() {
+            problems.push(ToolProblem {
+                location: format!("MCP server `{}` ({})", server.name, server.at),
+                message: format!(
+                    "not offered until you accept them: {}\n  fix: see what changed and accept it with `toolcell tools trust {}`",
+                    held.join(", "),
+                    server.name
+                ),
+            });
+        }
+    }
+    first_sight
 }
 
 fn key(workspace: &Path) -> String {

@@ -9,6 +9,7 @@
 //! (then only a person at a terminal can approve it, for that call).
 
 pub mod protected;
+pub mod record;
 pub mod secrets;
 
 pub use protected::{PolicyFile, PolicyFiles};

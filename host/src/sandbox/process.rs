@@ -21,7 +21,6 @@ use crate::contain::SandboxSetting;
 use crate::grant::Preopen;
 use crate::grant::ToolGrant;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Component, Path, PathBuf};
 use std::process::Stdio;
@@ -102,22 +101,8 @@ impl ProcessPolicy {
         })
     }
 
-    fn inside_a_root(&self, real: &Path) -> bool {
-        self.roots.iter().any(|root| real.starts_with(&root.host))
-    }
-
-    /// The PATH a program is looked up in, and passed on with: its absolute
-    /// entries outside every root (a tool that may write files could
-    /// otherwise plant a `git` or a `cc` of its own).
-    fn search_path(&self) -> Vec<PathBuf> {
-        let path_var = std::env::var_os("PATH").unwrap_or_default();
-        std::env::split_paths(&path_var)
-            .filter(|dir| dir.is_absolute())
-            .filter(|dir| {
-                dir.canonicalize()
-                    .is_ok_and(|real| !self.inside_a_root(&real))
-            })
-            .collect()
+    fn root_paths(&self) -> Vec<PathBuf> {
+        self.roots.iter().map(|root| root.host.clone()).collect()
     }
 
     /// The real path of `program`, if it is granted and found outside the
@@ -135,34 +120,11 @@ impl ProcessPolicy {
                 self.tool
             )));
         }
-        let candidates: Vec<PathBuf> = if program.starts_with('/') {
-            vec![PathBuf::from(program)]
-        } else {
-            let path_var = std::env::var_os("PATH").unwrap_or_default();
-            std::env::split_paths(&path_var)
-                .filter(|dir| dir.is_absolute())
-                .map(|dir| dir.join(program))
-                .collect()
+        // Neither in a folder inside a root, nor leading into one.
+        let skipped = match child::find_outside(Path::new(program), &self.root_paths()) {
+            Ok(found) => return Ok((found.path, found.real)),
+            Err(skipped) => skipped,
         };
-        let mut skipped = Vec::new();
-        for candidate in candidates {
-            if !is_executable(&candidate) {
-                continue;
-            }
-            let Ok(real) = candidate.canonicalize() else {
-                continue;
-            };
-            // Neither in a folder inside a root, nor leading into one.
-            let folder_inside = candidate
-                .parent()
-                .and_then(|dir| dir.canonicalize().ok())
-                .is_none_or(|dir| self.inside_a_root(&dir));
-            if folder_inside || self.inside_a_root(&real) {
-                skipped.push(candidate);
-                continue;
-            }
-            return Ok((candidate, real));
-        }
         let skipped = match skipped.as_slice() {
             [] => String::new(),
             paths => format!(
@@ -290,7 +252,7 @@ impl ProcessPolicy {
             .arg0(&cmd.program)
             .env(
                 "PATH",
-                std::env::join_paths(self.search_path()).unwrap_or_default(),
+                std::env::join_paths(child::search_path(&self.root_paths())).unwrap_or_default(),
             )
             .args(&cmd.args)
             .stdin(Stdio::null())
@@ -494,11 +456,6 @@ fn open_without_links(path: &Path) -> std::io::Result<OwnedFd> {
         libc::O_PATH | libc::O_DIRECTORY,
         libc::RESOLVE_NO_SYMLINKS,
     )
-}
-
-fn is_executable(path: &Path) -> bool {
-    path.metadata()
-        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 #[cfg(test)]
