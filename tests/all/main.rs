@@ -4,6 +4,8 @@
 
 #[path = "../support/cargo_component.rs"]
 mod cargo_component;
+#[path = "../support/dialect_corpus.rs"]
+mod dialect_corpus;
 #[path = "../support/fixture.rs"]
 mod fixture;
 mod harness;
@@ -24,6 +26,7 @@ mod capabilities;
 mod cli;
 mod confinement;
 mod depth;
+mod dialects;
 mod file_tools;
 mod hardening;
 mod install_url;

@@ -1,12 +1,15 @@
 //! The corpus of model outputs (`tests/corpus/model-outputs.json`):
 //! well-formed and malformed tool-call arguments, calls leaked as text in
 //! the shapes models really write, and prose that mentions tools but is not
-//! a call. For each, the exact call recovered (or that none is) is asserted;
+//! a call, read as the agent reads a reply ([`read_reply`]). For each, the
+//! exact call recovered (or that none is) is asserted;
 //! the run prints the figures: recovered / recoverable, and false
 //! executions, which must be 0.
 
 use serde_json::Value;
-use toolcell::llm::recover::{leaked_calls, parse_lenient};
+use toolcell::llm::ToolSpec;
+use toolcell::llm::dialect::read_reply;
+use toolcell::llm::recover::parse_lenient;
 
 /// The tools offered to the model in every case.
 const OFFERED: &[&str] = &["read_file", "write_file", "list_directory", "search_files"];
@@ -38,8 +41,21 @@ fn every_corpus_output_gives_exactly_the_expected_call() {
                 (got, case["arguments"].clone())
             }
             _ => {
-                let calls: Vec<Value> = leaked_calls(text, OFFERED)
+                let offered: Vec<ToolSpec> = OFFERED
+                    .iter()
+                    .map(|name| ToolSpec {
+                        name: name.to_string(),
+                        description: String::new(),
+                        parameters: serde_json::json!({"type": "object"}),
+                    })
+                    .collect();
+                // A call of a tool not offered is answered in band as
+                // unknown: it does not run.
+                let calls: Vec<Value> = read_reply(text, false, &offered)
+                    .calls
                     .into_iter()
+                    .filter_map(Result::ok)
+                    .filter(|c| OFFERED.contains(&c.name.as_str()))
                     .map(|c| serde_json::json!({"name": c.name, "arguments": c.arguments}))
                     .collect();
                 (Value::Array(calls), case["calls"].clone())

@@ -11,6 +11,7 @@
 //! What the server refuses later (tools) is remembered too, so the next run
 //! starts right.
 
+use crate::llm::dialect::{self, Dialect};
 use crate::llm::{self, Capabilities, ChatProvider, LlmError, ModelSettings, Think, ToolFormat};
 use crate::store::{KnownBy, Store};
 
@@ -19,6 +20,9 @@ pub struct Fitted {
     pub provider: Box<dyn ChatProvider>,
     /// Offer the tools in the text format from the start.
     pub text_tools: bool,
+    /// The dialect to ask for in the text format: the model's own when its
+    /// chat template shows it, Hermes otherwise.
+    pub dialect: &'static Dialect,
     /// What was adjusted, for the user.
     pub notices: Vec<String>,
 }
@@ -71,6 +75,17 @@ pub async fn connect_fitted(
             provider.model()
         ));
     }
+    let dialect = caps
+        .dialect
+        .and_then(dialect::by_name)
+        .unwrap_or(&dialect::HERMES);
+    if text_tools && dialect.name != dialect::HERMES.name {
+        notices.push(format!(
+            "asking {} for tool calls in its own dialect ({}), as its chat template shows",
+            provider.model(),
+            dialect.name
+        ));
+    }
     let provider = if (settings.num_ctx, settings.think.clone()) == before {
         provider
     } else {
@@ -79,6 +94,7 @@ pub async fn connect_fitted(
     Ok(Fitted {
         provider,
         text_tools,
+        dialect,
         notices,
     })
 }

@@ -13,9 +13,9 @@
 pub mod context;
 pub mod filter;
 pub mod fit;
-pub mod hermes;
 pub mod prompt;
 pub mod repeat;
+pub mod text_tools;
 pub mod view;
 
 use crate::approval::{ApprovalMode, Approver};
@@ -23,6 +23,7 @@ pub use crate::calls::Recording;
 use crate::calls::{CallResult, ToolRunner};
 use crate::dispatch::Dispatcher;
 use crate::grant::ToolGrant;
+use crate::llm::dialect::{self, Dialect, HERMES, Reply, Shown, shown::StreamView};
 use crate::llm::recover;
 use crate::llm::{
     ChatProvider, ChatRequest, Finish, LlmError, Message, StreamEvent, ToolCall, ToolSpec, Turn,
@@ -89,8 +90,10 @@ pub struct Agent<'a> {
     kept: BTreeSet<String>,
     messages: Vec<Message>,
     repeat: RepeatGuard,
-    /// Tool calls in the text format (Hermes) instead of native ones.
+    /// Tool calls in the text format instead of native ones.
     text_tools: bool,
+    /// The dialect the text format asks for.
+    dialect: &'static Dialect,
     /// The system prompt without the text-format tool section.
     system_base: String,
 }
@@ -149,6 +152,7 @@ impl<'a> Agent<'a> {
             messages: Vec::new(),
             repeat: RepeatGuard::default(),
             text_tools: false,
+            dialect: &HERMES,
             system_base,
         };
         agent.push(system);
@@ -198,26 +202,38 @@ impl<'a> Agent<'a> {
                     self.settings.num_ctx
                 ));
             }
-            let mut turn = match self.request(view, cancel).await {
-                Ok(turn) => turn,
+            let (mut turn, reply) = match self.request(view, cancel).await {
+                Ok(read) => read,
                 Err(outcome) => return outcome,
             };
             view.turn_end();
+            let mut note = None;
             if self.text_tools {
-                // The turn is replayed as written (tags and all); the calls
-                // are read from its text.
+                // The turn is replayed as written (markers and all); the
+                // calls are read from its text.
                 self.push(Message::from_turn(&turn));
-                turn.tool_calls = self.text_calls(&turn.content);
-                turn.content = hermes_clean(&turn.content);
+                turn.tool_calls = self.text_calls(&reply);
             } else {
-                self.recover_leaked_calls(&mut turn, view);
+                note = self.recover_leaked_calls(&mut turn, &reply, view);
                 self.push(Message::from_turn(&turn));
             }
+            turn.content = reply.text;
             if turn.tool_calls.is_empty() {
-                return Outcome::Answered(turn.content);
+                match note {
+                    // Something meant as a call could not be read: the
+                    // model hears why and may try again.
+                    Some(note) => {
+                        self.push(Message::user(note));
+                        continue;
+                    }
+                    None => return Outcome::Answered(turn.content),
+                }
             }
             if self.run_calls(&turn, view, cancel).await.is_err() {
                 return Outcome::Cancelled;
+            }
+            if let Some(note) = note {
+                self.push(Message::user(note));
             }
         }
         Outcome::BudgetExhausted {
@@ -225,20 +241,52 @@ impl<'a> Agent<'a> {
         }
     }
 
-    /// Switches to tool calls in the text format (Hermes): the tools go in
-    /// the system prompt instead of the request. For models without native
-    /// tool calling; done by itself when the server says the model does not
+    /// Switches to tool calls in the text format: the tools go in the
+    /// system prompt instead of the request. For models without native tool
+    /// calling; done by itself when the server says the model does not
     /// support tools.
     pub fn use_text_tools(&mut self) {
         self.text_tools = true;
         self.refresh_system_prompt();
     }
 
+    /// Asks for calls in the text format in `dialect` (the model's own,
+    /// when its server shows it); any dialect is read either way.
+    pub fn ask_in_dialect(&mut self, dialect: &'static Dialect) {
+        self.dialect = dialect;
+        if self.text_tools {
+            self.refresh_system_prompt();
+        }
+    }
+
+    /// The tools a reply may call: their names make bare calls calls, and
+    /// their schemas type the values of XML and pythonic dialects.
+    fn known_tools(&self) -> Vec<ToolSpec> {
+        let mut known = self.available.clone();
+        if self.filter.is_some() {
+            known.push(filter::more_tools_spec());
+        }
+        known
+    }
+
+    /// What `turn`'s text says, in whichever dialect it is written.
+    fn read(&self, turn: &Turn) -> Reply {
+        dialect::read_reply(
+            &turn.content,
+            turn.finish == Finish::Length,
+            &self.known_tools(),
+        )
+    }
+
     /// The system prompt for the tools offered now.
     fn refresh_system_prompt(&mut self) {
         self.system_base = prompt::system_prompt(self.dispatcher.config(), &self.tools);
         let prompt = if self.text_tools {
-            format!("{}{}", self.system_base, hermes::tools_prompt(&self.tools))
+            format!(
+                "{}{}",
+                self.system_base,
+                text_tools::tools_prompt(self.dialect, &self.tools)
+            )
         } else {
             self.system_base.clone()
         };
@@ -343,67 +391,88 @@ impl<'a> Agent<'a> {
         )
     }
 
-    /// The calls written in `text` as `<tool_call>` blocks; a block that is
-    /// not a call becomes a nameless call whose arguments say why.
-    fn text_calls(&self, text: &str) -> Vec<ToolCall> {
+    /// The calls read from a text-format reply; a call that cannot be
+    /// read becomes a nameless call whose arguments say why.
+    fn text_calls(&self, reply: &Reply) -> Vec<ToolCall> {
         let round = self.messages.len();
-        hermes::calls_in(text)
-            .into_iter()
+        reply
+            .calls
+            .iter()
             .enumerate()
             .map(|(i, call)| {
                 let id = format!("text_{round}_{i}");
                 match call {
                     Ok(call) => ToolCall {
                         id,
-                        name: call.name,
+                        name: call.name.clone(),
                         arguments: call.arguments.to_string(),
                     },
                     Err(reason) => ToolCall {
                         id,
                         name: String::new(),
-                        arguments: reason,
+                        arguments: reason.clone(),
                     },
                 }
             })
             .collect()
     }
 
-    /// A turn without structured calls whose whole text is calls to offered
-    /// tools (a model that leaked them as text) gets them as structured
-    /// calls; its text is dropped, so the history shows a proper call.
-    fn recover_leaked_calls(&self, turn: &mut Turn, view: &mut dyn AgentView) {
-        if !turn.tool_calls.is_empty() || turn.finish == Finish::Length {
-            return;
-        }
-        let offered: Vec<&str> = self.tools.iter().map(|t| t.name.as_str()).collect();
-        let recovered = recover::leaked_calls(&turn.content, &offered);
-        if recovered.is_empty() {
-            return;
+    /// A turn without structured calls whose text holds calls (a model
+    /// that leaked them as text, in any dialect) gets them as structured
+    /// calls, with the text around them kept. Calls that cannot be read
+    /// give the note to send the model.
+    fn recover_leaked_calls(
+        &self,
+        turn: &mut Turn,
+        reply: &Reply,
+        view: &mut dyn AgentView,
+    ) -> Option<String> {
+        if !turn.tool_calls.is_empty() {
+            turn.content = reply.text.clone();
+            return None;
         }
         let round = self.messages.len();
-        turn.tool_calls = recovered
-            .into_iter()
-            .enumerate()
-            .map(|(i, call)| ToolCall {
-                id: format!("recovered_{round}_{i}"),
-                name: call.name,
-                arguments: call.arguments.to_string(),
-            })
-            .collect();
-        turn.content.clear();
-        turn.finish = Finish::ToolCalls;
-        view.notice(&format!(
-            "the model wrote {} tool call(s) as text; running them as calls",
-            turn.tool_calls.len()
-        ));
+        let mut problems = Vec::new();
+        for (i, call) in reply.calls.iter().enumerate() {
+            match call {
+                Ok(call) => turn.tool_calls.push(ToolCall {
+                    id: format!("recovered_{round}_{i}"),
+                    name: call.name.clone(),
+                    arguments: call.arguments.to_string(),
+                }),
+                Err(reason) => problems.push(reason.clone()),
+            }
+        }
+        turn.content = reply.text.clone();
+        if !reply.thinking.is_empty() {
+            if !turn.thinking.is_empty() {
+                turn.thinking.push('\n');
+            }
+            turn.thinking.push_str(&reply.thinking);
+        }
+        if !turn.tool_calls.is_empty() {
+            turn.finish = Finish::ToolCalls;
+            view.notice(&format!(
+                "the model wrote {} tool call(s) as text ({}); running them as calls",
+                turn.tool_calls.len(),
+                reply.dialects.join(", ")
+            ));
+        }
+        (!problems.is_empty()).then(|| {
+            format!(
+                "Not run: {}. Send the call again, complete, with the tools' own calling.",
+                problems.join("; ")
+            )
+        })
     }
 
-    /// One model request, retried on connection errors, 429 and 5xx.
+    /// One model request, retried on connection errors, 429 and 5xx: the
+    /// turn, and what its text says.
     async fn request(
         &mut self,
         view: &mut dyn AgentView,
         cancel: &CancellationToken,
-    ) -> Result<Turn, Outcome> {
+    ) -> Result<(Turn, Reply), Outcome> {
         let mut attempt = 0;
         loop {
             let request = ChatRequest {
@@ -411,16 +480,12 @@ impl<'a> Agent<'a> {
                 tools: if self.text_tools { &[] } else { &self.tools },
                 format: None,
             };
-            let text_tools = self.text_tools;
-            let mut filter = hermes::TagFilter::default();
+            // The text is shown without the dialects' markers and calls,
+            // its reasoning as thinking.
+            let mut shown = StreamView::default();
             let result = {
                 let mut sink = |event: StreamEvent<'_>| match event {
-                    StreamEvent::Content(text) if text_tools => {
-                        let visible = filter.feed(text);
-                        if !visible.is_empty() {
-                            view.stream(StreamEvent::Content(&visible));
-                        }
-                    }
+                    StreamEvent::Content(text) => show(view, shown.feed(text)),
                     other => view.stream(other),
                 };
                 tokio::select! {
@@ -428,12 +493,12 @@ impl<'a> Agent<'a> {
                     () = cancel.cancelled() => return Err(Outcome::Cancelled),
                 }
             };
-            let rest = filter.finish();
-            if !rest.is_empty() {
-                view.stream(StreamEvent::Content(&rest));
-            }
             match result {
-                Ok(turn) => return Ok(turn),
+                Ok(turn) => {
+                    let reply = self.read(&turn);
+                    show(view, shown.finish(&reply));
+                    return Ok((turn, reply));
+                }
                 Err(error) if error.is_tools_unsupported() && !self.text_tools => {
                     view.notice(&format!(
                         "{error}; switching to tool calls in the text format for this model"
@@ -504,7 +569,10 @@ impl<'a> Agent<'a> {
             }
         }
         if !text_results.is_empty() {
-            self.push(Message::user(hermes::responses(&text_results)));
+            self.push(Message::user(text_tools::responses(
+                self.dialect,
+                &text_results,
+            )));
         }
         if stopped { Err(()) } else { Ok(()) }
     }
@@ -547,8 +615,8 @@ impl<'a> Agent<'a> {
         if call.name.is_empty() {
             return refused(
                 format!(
-                    "{}. Write each call as <tool_call>{{\"name\": \"…\", \"arguments\": {{…}}}}</tool_call>.",
-                    call.arguments
+                    "{}. Send the call again, complete. {}",
+                    call.arguments, self.dialect.how_to_call
                 ),
                 "invalid-call",
             );
@@ -619,10 +687,12 @@ pub fn offered_tools(dispatcher: &Dispatcher) -> Vec<ToolSpec> {
         .collect()
 }
 
-/// A text-format answer without its `<tool_call>` blocks.
-fn hermes_clean(text: &str) -> String {
-    let mut filter = hermes::TagFilter::default();
-    let mut clean = filter.feed(text);
-    clean.push_str(&filter.finish());
-    clean.trim().to_string()
+/// Streams what a reply shows.
+fn show(view: &mut dyn AgentView, pieces: Vec<Shown>) {
+    for piece in pieces {
+        match piece {
+            Shown::Text(text) => view.stream(StreamEvent::Content(&text)),
+            Shown::Thinking(text) => view.stream(StreamEvent::Thinking(&text)),
+        }
+    }
 }

@@ -112,6 +112,7 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
             Some(Recording { store: &store, run }),
             settings,
         );
+        agent.ask_in_dialect(fitted.dialect);
         if fitted.text_tools {
             agent.use_text_tools();
         }

@@ -8,7 +8,10 @@
 //!   `tools`, `thinking`, …) and `model_info["<arch>.context_length"]`.
 //! - llama.cpp's llama-server, `GET /props`: `chat_template_caps.supports_tool_calls`
 //!   (false unless it runs with `--jinja` and a template that has tools) and
-//!   `default_generation_settings.n_ctx`, the context it serves.
+//!   `default_generation_settings.n_ctx`, the context it serves, and
+//!   `chat_template`.
+//! - Both: the chat template shows the tool-call dialect the model was
+//!   taught (Ollama's `template`, llama-server's `chat_template`).
 //! - OpenAI-compatible `GET /v1/models`: the model's entry may carry its
 //!   context as `meta.n_ctx` (llama-server), `max_model_len` (vLLM) or
 //!   `context_length` (LM Studio and others).
@@ -27,12 +30,18 @@ pub struct Capabilities {
     pub tools: Option<bool>,
     pub thinking: Option<bool>,
     pub context_length: Option<u32>,
+    /// The tool-call dialect its chat template teaches, by name
+    /// ([`super::dialect::registry`]).
+    pub dialect: Option<&'static str>,
 }
 
 impl Capabilities {
     /// Whether the server said anything at all.
     pub fn is_known(&self) -> bool {
-        self.tools.is_some() || self.thinking.is_some() || self.context_length.is_some()
+        self.tools.is_some()
+            || self.thinking.is_some()
+            || self.context_length.is_some()
+            || self.dialect.is_some()
     }
 
     /// `self`, with the gaps filled from `other`.
@@ -41,6 +50,7 @@ impl Capabilities {
             tools: self.tools.or(other.tools),
             thinking: self.thinking.or(other.thinking),
             context_length: self.context_length.or(other.context_length),
+            dialect: self.dialect.or(other.dialect),
         }
     }
 
@@ -60,6 +70,7 @@ impl Capabilities {
             tools: has("tools"),
             thinking: has("thinking"),
             context_length,
+            dialect: template_dialect(show.get("template")),
         }
     }
 
@@ -73,6 +84,7 @@ impl Capabilities {
             context_length: props
                 .pointer("/default_generation_settings/n_ctx")
                 .and_then(context_value),
+            dialect: template_dialect(props.get("chat_template")),
         }
     }
 
@@ -95,6 +107,11 @@ impl Capabilities {
             ..Capabilities::default()
         }
     }
+}
+
+/// The dialect a chat template teaches, if it shows one.
+fn template_dialect(template: Option<&Value>) -> Option<&'static str> {
+    super::dialect::from_template(template?.as_str()?).map(|d| d.name)
 }
 
 /// A context length, if `value` is a plausible one.
@@ -122,7 +139,8 @@ mod tests {
             Capabilities {
                 tools: Some(true),
                 thinking: Some(true),
-                context_length: Some(40960)
+                context_length: Some(40960),
+                dialect: None,
             }
         );
         let plain = Capabilities::from_ollama_show(&json!({"capabilities": ["completion"]}));
@@ -142,6 +160,11 @@ mod tests {
         });
         let caps = Capabilities::from_llama_props(&props);
         assert_eq!((caps.tools, caps.context_length), (Some(false), Some(4096)));
+        let gemma = json!({"chat_template": "{{ bos_token }}<start_of_turn>user\n"});
+        assert_eq!(
+            Capabilities::from_llama_props(&gemma).dialect,
+            Some("gemma-tool-code")
+        );
         let models = json!({"data": [
             {"id": "other", "max_model_len": 1},
             {"id": "qwen", "max_model_len": 32768},

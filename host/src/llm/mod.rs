@@ -12,6 +12,7 @@
 //! the caller's: a provider makes exactly one HTTP request per call.
 
 pub mod capabilities;
+pub mod dialect;
 pub mod lines;
 pub mod ollama;
 pub mod openai;

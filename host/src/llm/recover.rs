@@ -6,14 +6,11 @@
 //!   repair only when it fails; schema validation after either. Text
 //!   nested deeper than [`MAX_JSON_DEPTH`] is refused with a message that
 //!   says so (both scans here are loops, never recursion).
-//! - [`leaked_calls`]: tool calls a model wrote as text instead of
-//!   structured calls — `<tool_call>{…}</tool_call>` blocks (Hermes), a
-//!   bare JSON object `{"name": …, "arguments": …}`, a fenced one, or
-//!   `<function=NAME><parameter=KEY>VALUE</parameter></function>` blocks
-//!   (qwen3-coder). Only when the *whole* text is calls, and every name is
-//!   an offered tool: prose that mentions a tool is never a call.
+//!
+//! Calls a model writes as text, in any dialect, are read by
+//! [`super::dialect`].
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// A call recovered from text: the tool and its arguments.
 #[derive(Debug, Clone, PartialEq)]
@@ -194,139 +191,6 @@ fn strip_fence(text: &str) -> &str {
     rest.strip_suffix("```").unwrap_or(rest).trim()
 }
 
-/// The calls in `text` if the whole text is calls to `offered` tools;
-/// otherwise none.
-pub fn leaked_calls(text: &str, offered: &[&str]) -> Vec<RecoveredCall> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Vec::new();
-    }
-    let calls = if text.contains("<tool_call>") {
-        tagged_calls(text)
-    } else if text.contains("<function=") {
-        function_blocks(text)
-    } else {
-        json_calls(strip_fence(text))
-    };
-    match calls {
-        Some(calls)
-            if !calls.is_empty() && calls.iter().all(|c| offered.contains(&c.name.as_str())) =>
-        {
-            calls
-        }
-        _ => Vec::new(),
-    }
-}
-
-/// `<tool_call>…</tool_call>` blocks and nothing else (whitespace aside);
-/// the last block may lack its closing tag.
-fn tagged_calls(text: &str) -> Option<Vec<RecoveredCall>> {
-    let mut calls = Vec::new();
-    let mut rest = text.trim();
-    while !rest.is_empty() {
-        let body = rest.strip_prefix("<tool_call>")?;
-        let (inner, after) = match body.find("</tool_call>") {
-            Some(end) => (&body[..end], &body[end + "</tool_call>".len()..]),
-            None => (body, ""),
-        };
-        let inner = inner.trim();
-        if inner.contains("<function=") {
-            calls.extend(function_blocks(inner)?);
-        } else {
-            calls.extend(json_calls(strip_fence(inner))?);
-        }
-        rest = after.trim();
-    }
-    Some(calls)
-}
-
-/// One JSON call object, or an array of them.
-fn json_calls(text: &str) -> Option<Vec<RecoveredCall>> {
-    if !(text.starts_with('{') || text.starts_with('[')) {
-        return None;
-    }
-    let (value, _) = parse_lenient(text).ok()?;
-    match value {
-        Value::Array(items) => items.into_iter().map(call_object).collect(),
-        object => Some(vec![call_object(object)?]),
-    }
-}
-
-/// `{"name": …, "arguments": {…}}` (also `parameters`, or arguments as a
-/// JSON string); `{"function": {…}}` wrappers are unwrapped.
-fn call_object(value: Value) -> Option<RecoveredCall> {
-    let mut object = match value {
-        Value::Object(object) => object,
-        _ => return None,
-    };
-    if let Some(Value::Object(inner)) = object.remove("function") {
-        object = inner;
-    }
-    let name = object.get("name")?.as_str()?.to_string();
-    let arguments = match object.get("arguments").or_else(|| object.get("parameters")) {
-        None => Value::Object(Map::new()),
-        Some(Value::String(text)) => parse_lenient(text).ok()?.0,
-        Some(other) => other.clone(),
-    };
-    if !arguments.is_object() {
-        return None;
-    }
-    let known = ["name", "arguments", "parameters", "id", "type"];
-    if object.keys().any(|k| !known.contains(&k.as_str())) {
-        return None;
-    }
-    Some(RecoveredCall { name, arguments })
-}
-
-/// `<function=NAME><parameter=KEY>VALUE</parameter>…</function>` blocks
-/// and nothing else. Values that parse as JSON (numbers, booleans, arrays)
-/// are taken as such; anything else is a string.
-fn function_blocks(text: &str) -> Option<Vec<RecoveredCall>> {
-    let mut calls = Vec::new();
-    let mut rest = text.trim();
-    while !rest.is_empty() {
-        let body = rest.strip_prefix("<function=")?;
-        let name_end = body.find('>')?;
-        let name = body[..name_end].trim().to_string();
-        let body = &body[name_end + 1..];
-        let (inner, after) = match body.find("</function>") {
-            Some(end) => (&body[..end], &body[end + "</function>".len()..]),
-            None => (body, ""),
-        };
-        let mut arguments = Map::new();
-        let mut params = inner.trim();
-        while !params.is_empty() {
-            let p = params.strip_prefix("<parameter=")?;
-            let key_end = p.find('>')?;
-            let key = p[..key_end].trim().to_string();
-            let p = &p[key_end + 1..];
-            let (value, after_param) = match p.find("</parameter>") {
-                Some(end) => (&p[..end], &p[end + "</parameter>".len()..]),
-                None => (p, ""),
-            };
-            let value = value.trim_matches('\n');
-            let parsed = match serde_json::from_str::<Value>(value.trim()) {
-                Ok(
-                    v @ (Value::Number(_)
-                    | Value::Bool(_)
-                    | Value::Array(_)
-                    | Value::Object(_)
-                    | Value::Null),
-                ) => v,
-                _ => Value::String(value.to_string()),
-            };
-            arguments.insert(key, parsed);
-            params = after_param.trim();
-        }
-        calls.push(RecoveredCall {
-            name,
-            arguments: Value::Object(arguments),
-        });
-        rest = after.trim();
-    }
-    Some(calls)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,7 +263,12 @@ mod tests {
         assert!(parse_lenient(&deep_object).is_err());
         let leaked =
             format!("<tool_call>{{\"name\": \"read_file\", \"arguments\": {deep}</tool_call>");
-        assert!(leaked_calls(&leaked, &["read_file"]).is_empty());
+        let reply = super::super::dialect::read_reply(&leaked, false, &[]);
+        assert!(
+            reply.calls.iter().all(Result::is_err),
+            "{:?}",
+            reply.calls.len()
+        );
         // Repair alone is a loop too: it closes every bracket.
         assert_eq!(repair_json(&deep).len(), 200_000);
     }

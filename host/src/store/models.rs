@@ -43,6 +43,8 @@ pub struct KnownModel {
     pub tools: Option<bool>,
     pub thinking: Option<bool>,
     pub context_length: Option<u32>,
+    /// The tool-call dialect its chat template teaches.
+    pub dialect: Option<String>,
     pub known_by: KnownBy,
     /// Unix ms.
     pub checked_at: i64,
@@ -54,6 +56,11 @@ impl KnownModel {
             tools: self.tools,
             thinking: self.thinking,
             context_length: self.context_length,
+            dialect: self
+                .dialect
+                .as_deref()
+                .and_then(crate::llm::dialect::by_name)
+                .map(|d| d.name),
         }
     }
 }
@@ -63,7 +70,7 @@ impl Store {
     pub fn known_model(&self, server: &str, model: &str) -> Result<Option<KnownModel>> {
         let conn = self.conn();
         let mut query = conn.prepare_cached(
-            "SELECT server, model, tools, thinking, context_length, source, checked_at
+            "SELECT server, model, tools, thinking, context_length, source, checked_at, dialect
                FROM models WHERE server = ?1 AND model = ?2",
         )?;
         Ok(query
@@ -82,8 +89,8 @@ impl Store {
         self.conn()
             .prepare_cached(
                 "INSERT OR REPLACE INTO models
-                   (server, model, tools, thinking, context_length, source, checked_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                   (server, model, tools, thinking, context_length, source, checked_at, dialect)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             )?
             .execute(params![
                 server,
@@ -92,7 +99,8 @@ impl Store {
                 caps.thinking,
                 caps.context_length,
                 known_by.as_str(),
-                now_ms()
+                now_ms(),
+                caps.dialect,
             ])?;
         Ok(())
     }
@@ -101,7 +109,7 @@ impl Store {
     pub fn known_models(&self) -> Result<Vec<KnownModel>> {
         let conn = self.conn();
         let mut query = conn.prepare_cached(
-            "SELECT server, model, tools, thinking, context_length, source, checked_at
+            "SELECT server, model, tools, thinking, context_length, source, checked_at, dialect
                FROM models ORDER BY server, model",
         )?;
         let rows = query.query_map([], known_from_row)?;
@@ -118,6 +126,7 @@ fn known_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<KnownModel> {
         context_length: row.get(4)?,
         known_by: KnownBy::parse(&row.get::<_, String>(5)?),
         checked_at: row.get(6)?,
+        dialect: row.get(7)?,
     })
 }
 
@@ -134,6 +143,7 @@ mod tests {
             tools: Some(true),
             thinking: None,
             context_length: Some(8192),
+            dialect: Some("mistral"),
         };
         store
             .remember_model("ollama http://x", "m", caps, KnownBy::Probe)

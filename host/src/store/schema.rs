@@ -95,6 +95,9 @@ CREATE TABLE schedule_state (
     last_fire INTEGER NOT NULL                       -- unix ms: the latest fire time handled
 );
 "#,
+    r#"
+ALTER TABLE models ADD COLUMN dialect TEXT;          -- the tool-call dialect its template teaches
+"#,
 ];
 
 /// Brings the schema up to date. Each step re-reads the version inside an

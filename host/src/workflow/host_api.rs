@@ -283,6 +283,7 @@ impl HostContext {
             settings,
             only.as_deref(),
         );
+        agent.ask_in_dialect(fitted.dialect);
         if fitted.text_tools {
             agent.use_text_tools();
         }

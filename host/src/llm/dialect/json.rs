@@ -1,0 +1,406 @@
+//! The dialects whose arguments are JSON: what sits between their markers,
+//! and the bare forms (a reply that is only a call object, a list of them,
+//! or `{"tool_calls": […]}`). Almost-JSON is repaired
+//! ([`crate::llm::recover::parse_lenient`]) but a value cut off is never
+//! completed.
+
+use super::{RawArguments, RawCall};
+use crate::llm::recover::parse_lenient;
+use serde_json::{Map, Value};
+
+/// Whether every bracket and quote in `text` is closed: a JSON value (or a
+/// pythonic call) cut off by the end of the reply is not.
+pub fn balanced(text: &str) -> bool {
+    let mut depth: i64 = 0;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in text.chars() {
+        match quote {
+            Some(_) if escaped => escaped = false,
+            Some(_) if c == '\\' => escaped = true,
+            Some(q) if c == q => quote = None,
+            Some(_) => {}
+            None => match c {
+                '"' => quote = Some(c),
+                '[' | '{' | '(' => depth += 1,
+                ']' | '}' | ')' => depth -= 1,
+                _ => {}
+            },
+        }
+    }
+    depth <= 0 && quote.is_none()
+}
+
+/// The first JSON value in `text` and what follows it. Strict JSON first;
+/// then the whole text repaired, when it is balanced.
+pub fn first_value(text: &str) -> Result<(Value, &str), String> {
+    let text = text.trim_start();
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    match values.next() {
+        Some(Ok(value)) => {
+            let end = values.byte_offset();
+            Ok((value, &text[end..]))
+        }
+        _ if !balanced(text) => Err("it is cut off".into()),
+        _ => parse_lenient(text)
+            .map(|(value, _)| (value, ""))
+            .map_err(|e| format!("it is not JSON: {e}")),
+    }
+}
+
+/// The keys a call object may have besides its name and arguments.
+const CALL_KEYS: &[&str] = &["id", "type", "tool_call_id", "index"];
+
+/// A call from a JSON object: `{"name": …, "arguments": {…}}`, also
+/// `parameters`, arguments as a JSON string, `tool_name` (Command R) and
+/// `{"function": {…}}` wrappers. With `strict`, no other keys (a bare
+/// object in a reply must look exactly like a call to be one).
+pub fn call_object(value: &Value, strict: bool) -> Result<RawCall, String> {
+    let Value::Object(outer) = value else {
+        return Err("a call is not a JSON object".into());
+    };
+    let object = match outer.get("function") {
+        Some(Value::Object(inner)) => inner,
+        _ => outer,
+    };
+    let name = object
+        .get("name")
+        .or_else(|| object.get("tool_name"))
+        .and_then(Value::as_str)
+        .ok_or("a call has no \"name\"")?
+        .to_string();
+    let arguments = match object.get("arguments").or_else(|| object.get("parameters")) {
+        None => Value::Object(Map::new()),
+        Some(Value::String(text)) => parse_lenient(text)
+            .map(|(v, _)| v)
+            .map_err(|e| format!("the arguments of `{name}` are not JSON: {e}"))?,
+        Some(other) => other.clone(),
+    };
+    if !arguments.is_object() {
+        return Err(format!("the arguments of `{name}` are not a JSON object"));
+    }
+    if strict {
+        let known = ["name", "tool_name", "arguments", "parameters", "function"];
+        let extra = |o: &Map<String, Value>| {
+            o.keys()
+                .any(|k| !known.contains(&k.as_str()) && !CALL_KEYS.contains(&k.as_str()))
+        };
+        if extra(outer) || extra(object) {
+            return Err("the object has keys a call does not have".into());
+        }
+    }
+    Ok(RawCall {
+        name,
+        arguments: RawArguments::Json(arguments),
+    })
+}
+
+/// A call object, or a list of them.
+fn calls_of(value: &Value, strict: bool) -> Result<Vec<RawCall>, String> {
+    match value {
+        Value::Array(items) => items.iter().map(|v| call_object(v, strict)).collect(),
+        Value::Object(o) if o.len() == 1 && o.contains_key("tool_calls") => {
+            calls_of(&o["tool_calls"], strict)
+        }
+        other => Ok(vec![call_object(other, strict)?]),
+    }
+}
+
+/// JSON values one after another (separated by whitespace, `;` or `,`),
+/// each a call or a list of calls, and nothing else.
+fn value_run(text: &str, strict: bool) -> Result<Vec<RawCall>, String> {
+    let mut calls = Vec::new();
+    let mut rest = strip_fence(text.trim());
+    while !rest.is_empty() {
+        let (value, after) = first_value(rest)?;
+        calls.extend(calls_of(&value, strict)?);
+        rest = after
+            .trim_start()
+            .trim_start_matches([';', ','])
+            .trim_start();
+    }
+    Ok(calls)
+}
+
+/// The inside of a Markdown code fence, if `text` is exactly one.
+pub fn strip_fence(text: &str) -> &str {
+    let Some(rest) = text.strip_prefix("```") else {
+        return text;
+    };
+    let Some(inner) = rest.trim_end().strip_suffix("```") else {
+        return text;
+    };
+    inner
+        .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+        .trim()
+}
+
+fn starts_json(text: &str) -> bool {
+    let text = strip_fence(text.trim());
+    text.starts_with('{') || text.starts_with('[')
+}
+
+/// Hermes: one call object (or several, or a list) per `<tool_call>`.
+pub fn hermes(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    starts_json(body).then(|| value_run(body, false))
+}
+
+/// A bare reply: call objects (Llama 3.x, several separated by `;`), a
+/// JSON list of them, or `{"tool_calls": […]}`. Only exact call shapes.
+pub fn bare(text: &str) -> Option<Result<Vec<RawCall>, String>> {
+    if !starts_json(text) {
+        return None;
+    }
+    value_run(text, true).ok().map(Ok)
+}
+
+/// A JSON list (or one object) of calls: Granite, Nemotron, Command R7B.
+pub fn list(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    Some(value_run(body, false))
+}
+
+/// `functools[…]` (Phi-4-mini, Firefunction).
+pub fn functools(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    body.starts_with('[').then(|| value_run(body, false))
+}
+
+/// Apertus: `[{"name": {arguments}}, …]`.
+pub fn named_objects(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    let parsed = first_value(body).and_then(|(value, _)| {
+        let items = match value {
+            Value::Array(items) => items,
+            other => vec![other],
+        };
+        items
+            .into_iter()
+            .map(|item| match item {
+                Value::Object(o) if o.len() == 1 => {
+                    let (name, arguments) = o.into_iter().next().expect("one entry");
+                    if arguments.is_object() {
+                        Ok(RawCall {
+                            name,
+                            arguments: RawArguments::Json(arguments),
+                        })
+                    } else {
+                        Err(format!("the arguments of `{name}` are not a JSON object"))
+                    }
+                }
+                _ => Err("each call is {\"name\": {arguments}}".into()),
+            })
+            .collect()
+    });
+    Some(parsed)
+}
+
+/// Mistral: after `[TOOL_CALLS]`, a JSON list of calls, or
+/// `name[ARGS]{…}` (also `name[CALL_ID]id[ARGS]{…}`).
+pub fn mistral(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    let body = body.trim();
+    if starts_json(body) {
+        return Some(value_run(body, false));
+    }
+    let Some((head, args)) = body.split_once("[ARGS]") else {
+        return Some(Err(
+            "after [TOOL_CALLS] comes a JSON list of calls, or the name, [ARGS] and the JSON arguments".into(),
+        ));
+    };
+    let name = head.split("[CALL_ID]").next().unwrap_or("").trim();
+    Some(named_json(name, args))
+}
+
+/// A call from a name and its JSON arguments (nothing may follow them).
+fn named_json(name: &str, arguments: &str) -> Result<Vec<RawCall>, String> {
+    if !is_name(name) {
+        return Err(format!(
+            "`{}` is not a tool name",
+            crate::text::shorten(name, 60)
+        ));
+    }
+    let arguments = strip_fence(arguments.trim());
+    let (value, rest) = if arguments.is_empty() {
+        (Value::Object(Map::new()), "")
+    } else {
+        first_value(arguments).map_err(|e| format!("the arguments of `{name}`: {e}"))?
+    };
+    if !rest.trim().is_empty() {
+        return Err(format!("text follows the arguments of `{name}`"));
+    }
+    if !value.is_object() {
+        return Err(format!("the arguments of `{name}` are not a JSON object"));
+    }
+    Ok(vec![RawCall {
+        name: name.to_string(),
+        arguments: RawArguments::Json(value),
+    }])
+}
+
+/// Whether `name` can be a tool's name: letters, digits, `_ - . :`.
+pub fn is_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+}
+
+/// Functionary v3.1 and Llama 3.1: `<function=name>{…}</function>`.
+pub fn function_tag(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    let (name, args) = body.split_once('>')?;
+    Some(named_json(name.trim(), args))
+}
+
+/// Functionary v3: `>>>name\n{…}` (`>>>all` is text, removed earlier).
+pub fn functionary(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    let (name, args) = body.split_once('\n').unwrap_or((body, ""));
+    let name = name.trim();
+    is_name(name).then(|| named_json(name, args))
+}
+
+/// A reply that is a Functionary v3 call whose `>>>` was in the prompt:
+/// the name on the first line, JSON arguments after it.
+pub fn functionary_bare(text: &str) -> Option<Result<Vec<RawCall>, String>> {
+    let (_, args) = text.split_once('\n')?;
+    if !args.trim_start().starts_with('{') {
+        return None;
+    }
+    functionary(text)
+}
+
+/// Llama 3.1 after `<|python_tag|>`: call objects separated by `;`, or a
+/// built-in tool as `name.call(query="…")`.
+pub fn python_tag(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    if starts_json(body) {
+        return Some(value_run(body, false));
+    }
+    super::pythonic::list_or_json(body)
+}
+
+/// Kimi K2: `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{…}<|tool_call_end|>`, repeated.
+pub fn kimi(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    let mut calls = Vec::new();
+    for part in body.split("<|tool_call_begin|>") {
+        let part = part.split("<|tool_call_end|>").next().unwrap_or("").trim();
+        if part.is_empty() {
+            continue;
+        }
+        let Some((head, args)) = part.split_once("<|tool_call_argument_begin|>") else {
+            return Some(Err(
+                "a Kimi call is the name, <|tool_call_argument_begin|> and the JSON arguments"
+                    .into(),
+            ));
+        };
+        let head = head.trim();
+        let head = head.strip_prefix("functions.").unwrap_or(head);
+        let name = match head.rsplit_once(':') {
+            Some((name, index)) if index.chars().all(|c| c.is_ascii_digit()) => name,
+            _ => head,
+        };
+        match named_json(name, args) {
+            Ok(found) => calls.extend(found),
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    Some(Ok(calls))
+}
+
+/// DeepSeek R1 / V3: `<｜tool▁call▁begin｜>function<｜tool▁sep｜>name\n```json\n{…}\n```<｜tool▁call▁end｜>`;
+/// V3.1: `<｜tool▁call▁begin｜>name<｜tool▁sep｜>{…}<｜tool▁call▁end｜>`.
+pub fn deepseek(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    let body = body.replace('|', "｜");
+    let mut calls = Vec::new();
+    for part in body.split("<｜tool▁call▁begin｜>") {
+        let part = part
+            .split("<｜tool▁call▁end｜>")
+            .next()
+            .unwrap_or("")
+            .trim();
+        if part.is_empty() {
+            continue;
+        }
+        let Some((head, rest)) = part.split_once("<｜tool▁sep｜>") else {
+            return Some(Err("a DeepSeek call has no <｜tool▁sep｜>".into()));
+        };
+        let (name, args) = if head.trim() == "function" {
+            rest.split_once('\n').unwrap_or((rest, ""))
+        } else {
+            (head, rest)
+        };
+        match named_json(name.trim(), args) {
+            Ok(found) => calls.extend(found),
+            Err(e) => return Some(Err(e)),
+        }
+    }
+    Some(Ok(calls))
+}
+
+/// GPT-OSS harmony, after `to=functions.`: `name <|constrain|>json<|message|>{…}`
+/// (or `name<|channel|>commentary json<|message|>{…}`).
+pub fn harmony(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    let end = body
+        .find(|c: char| c.is_whitespace() || c == '<')
+        .unwrap_or(body.len());
+    let name = &body[..end];
+    let Some((_, args)) = body.rsplit_once("<|message|>") else {
+        return Some(Err(format!(
+            "the call of `{name}` has no <|message|> with its arguments"
+        )));
+    };
+    Some(named_json(name, args))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn json_args(calls: &[RawCall]) -> Vec<(String, Value)> {
+        calls
+            .iter()
+            .map(|c| match &c.arguments {
+                RawArguments::Json(v) => (c.name.clone(), v.clone()),
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn cut_json_is_never_completed() {
+        assert!(first_value("{\"a\": [1, 2").is_err());
+        assert!(first_value("{'a': 1,}").is_ok(), "repaired when whole");
+        let (value, rest) = first_value("{\"a\": 1} ; {\"b\": 2}").unwrap();
+        assert_eq!((value["a"].as_i64(), rest), (Some(1), " ; {\"b\": 2}"));
+    }
+
+    #[test]
+    fn bodies() {
+        let calls = mistral("get[CALL_ID]abc123def[ARGS]{\"x\": 1}")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            json_args(&calls),
+            [("get".into(), serde_json::json!({"x": 1}))]
+        );
+        assert!(mistral("read_fi").unwrap().is_err(), "a name cut off");
+        let calls =
+            deepseek("function<｜tool▁sep｜>get\n```json\n{\"x\": 1}\n```<｜tool▁call▁end｜>")
+                .unwrap()
+                .unwrap();
+        assert_eq!(calls[0].name, "get");
+        let calls = harmony("get_weather <|constrain|>json<|message|>{\"city\": \"SF\"}")
+            .unwrap()
+            .unwrap();
+        assert_eq!(calls[0].name, "get_weather");
+        let calls = kimi("<|tool_call_begin|>functions.a:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_call_begin|>functions.b:1<|tool_call_argument_begin|>{\"y\": 2}<|tool_call_end|>")
+            .unwrap()
+            .unwrap();
+        assert_eq!(calls.len(), 2);
+        assert!(
+            bare("{\"name\": \"a\", \"parameters\": {}}; {\"name\": \"b\", \"parameters\": {}}")
+                .unwrap()
+                .is_ok()
+        );
+        assert!(
+            bare("{\"name\": \"Ada\", \"age\": 36}").is_none(),
+            "not a call's shape"
+        );
+    }
+}

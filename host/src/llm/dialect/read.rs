@@ -1,0 +1,423 @@
+//! Reading a whole reply: its text, its reasoning and its calls, in any
+//! dialect, whatever the prompt asked for. What must not run does not:
+//!
+//! - a call inside reasoning (`<think>…</think>`, or before a `</think>`
+//!   whose opening tag was in the prompt, or the harmony analysis channel);
+//! - a call the model presents as an example: it says so just before, the
+//!   call sits in a Markdown code block after prose, or in an explanation
+//!   (prose before and after it);
+//! - a call cut off: no closing marker when the reply ends, or (where the
+//!   end of the reply may close it) arguments with brackets or quotes left
+//!   open, or a reply cut off by the output limit;
+//! - JSON or code that looks like a call inside a prose answer: the bare
+//!   forms count only when they are the whole reply and call known tools.
+//!
+//! A block that is a call but cannot be read becomes a problem the model is
+//! told about in band; it never runs.
+
+use super::json::balanced;
+use super::scan::{self, Segment};
+use super::{Dialect, Marker, RawCall, registry, typing};
+use crate::llm::ToolSpec;
+use crate::llm::recover::RecoveredCall;
+
+/// What a reply says.
+#[derive(Debug, Default, PartialEq)]
+pub struct Reply {
+    /// The text to show and keep as the answer: calls, markers and
+    /// reasoning removed, trimmed.
+    pub text: String,
+    /// Reasoning found in the text.
+    pub thinking: String,
+    /// The calls to run, in order; `Err` for a call that was meant but
+    /// cannot be read (the reason, for the model).
+    pub calls: Vec<Result<RecoveredCall, String>>,
+    /// Whether the calls came from a bare reply (no markers): its text was
+    /// held back while it streamed.
+    pub bare: bool,
+    /// The dialects read, for the record.
+    pub dialects: Vec<&'static str>,
+}
+
+/// Words that, just before a call, say it is shown, not made.
+const EXAMPLE_CUES: &[&str] = &[
+    "for example",
+    "an example",
+    "example:",
+    "example of",
+    "example call",
+    "e.g.",
+    "for instance",
+    "would look like",
+    "looks like this",
+    "you could call",
+    "you can call",
+    "you would call",
+    "you could use",
+    "you can use",
+    "the syntax",
+    "the format",
+];
+
+/// A closing tag some models write after calls whose opening tag they
+/// left out.
+const STRAY_CLOSE: &str = "</tool_call>";
+
+/// How far before a call its cue may be: the sentence that introduces it.
+const CUE_WINDOW: usize = 160;
+
+enum Part {
+    Text(String),
+    Calls {
+        dialect: &'static Dialect,
+        /// The block as written, to show if it is not run.
+        written: String,
+        calls: Result<Vec<RawCall>, String>,
+    },
+}
+
+/// Reads `content`, a whole reply; `cut_off` when the output limit ended
+/// it. `tools` are the tools the model may know: bare calls must name one,
+/// and their schemas type XML and pythonic values.
+pub fn read_reply(content: &str, cut_off: bool, tools: &[ToolSpec]) -> Reply {
+    let mut segments = scan::segments(content);
+    let mut reply = Reply::default();
+    // A `</think>` without its opening tag: all before it was reasoning.
+    if let Some(end) = segments.iter().position(|s| *s == Segment::EndOfThinking) {
+        for segment in segments.drain(..=end) {
+            match segment {
+                Segment::Text(t) | Segment::Thinking(t) => reply.thinking.push_str(&t),
+                Segment::Block { marker, body, .. } => {
+                    reply.thinking.push_str(&written(marker, &body, true))
+                }
+                Segment::EndOfThinking => {}
+            }
+        }
+    }
+    let mut parts = Vec::new();
+    for segment in segments {
+        match segment {
+            // Text comes in pieces (a tail held back is its own): one part.
+            Segment::Text(t) => match parts.last_mut() {
+                Some(Part::Text(last)) => last.push_str(&t),
+                _ => parts.push(Part::Text(t)),
+            },
+            Segment::Thinking(t) => reply.thinking.push_str(&t),
+            Segment::EndOfThinking => {}
+            Segment::Block {
+                dialect,
+                marker,
+                body,
+                closed,
+            } => parts.push(block(dialect, marker, body, closed, cut_off)),
+        }
+    }
+    unmake_examples(&mut parts);
+    let mut text = String::new();
+    let mut after_calls = false;
+    for part in parts {
+        match part {
+            Part::Text(t) => {
+                // Qwen3-Coder writes `</tool_call>` after calls it opened
+                // with `<function=` only: it closes them.
+                let t = match t.trim_start().strip_prefix(STRAY_CLOSE) {
+                    Some(rest) if after_calls => rest.to_string(),
+                    _ => t,
+                };
+                after_calls = false;
+                text.push_str(&t);
+            }
+            Part::Calls { dialect, calls, .. } => {
+                after_calls = true;
+                if !reply.dialects.contains(&dialect.name) {
+                    reply.dialects.push(dialect.name);
+                }
+                match calls {
+                    Ok(calls) => reply
+                        .calls
+                        .extend(calls.into_iter().map(|c| Ok(typed(c, tools)))),
+                    Err(reason) => reply.calls.push(Err(reason)),
+                }
+            }
+        }
+    }
+    if reply.calls.is_empty()
+        && let Some((dialect, calls, prose)) = bare_calls(&text, tools)
+    {
+        reply.calls = calls.into_iter().map(|c| Ok(typed(c, tools))).collect();
+        reply.bare = true;
+        reply.dialects.push(dialect.name);
+        text = prose;
+    }
+    reply.text = text.trim().to_string();
+    reply.thinking = reply.thinking.trim().to_string();
+    reply
+}
+
+/// A block as it was written.
+fn written(marker: &Marker, body: &str, closed: bool) -> String {
+    let close = if closed {
+        marker.close.first().copied().unwrap_or("")
+    } else {
+        ""
+    };
+    format!("{}{body}{close}", marker.open)
+}
+
+/// A block of calls, read by the first dialect that knows its body.
+fn block(
+    dialect: &'static Dialect,
+    marker: &'static Marker,
+    body: String,
+    closed: bool,
+    cut_off: bool,
+) -> Part {
+    let shown = written(marker, &body, closed);
+    let problem = |reason: String| {
+        if marker.weak {
+            Part::Text(shown.clone())
+        } else {
+            Part::Calls {
+                dialect,
+                written: shown.clone(),
+                calls: Err(reason),
+            }
+        }
+    };
+    let open = marker.open.trim();
+    if !closed && (!marker.ends_at_stop || cut_off) {
+        return problem(format!(
+            "the call after {open} was cut off before it ended, so it was not run"
+        ));
+    }
+    if !closed && !balanced(&body) {
+        return problem(format!(
+            "the call after {open} ends before its brackets or quotes close, so it was cut off and not run"
+        ));
+    }
+    for reader in registry::readers_of(marker.open) {
+        let Some(parse) = reader.parse else { continue };
+        match parse(&body) {
+            None => continue,
+            Some(Ok(calls)) if calls.is_empty() => return Part::Text(String::new()),
+            Some(Ok(calls)) => {
+                return Part::Calls {
+                    dialect: reader,
+                    written: shown,
+                    calls: Ok(calls),
+                };
+            }
+            Some(Err(reason)) => {
+                return problem(format!("the call after {open} could not be read: {reason}"));
+            }
+        }
+    }
+    let _ = dialect;
+    Part::Text(shown)
+}
+
+/// Turns calls that are shown as examples back into text.
+fn unmake_examples(parts: &mut [Part]) {
+    let is_call = |p: &Part| matches!(p, Part::Calls { .. });
+    let (Some(first), Some(last)) = (
+        parts.iter().position(is_call),
+        parts.iter().rposition(is_call),
+    ) else {
+        return;
+    };
+    // Prose before and after the calls: they are part of an explanation.
+    // (Prose only after them is what models write while they wait, and
+    // the parsers of every server run those calls.)
+    let prose = |range: &[Part]| {
+        range
+            .iter()
+            .any(|p| matches!(p, Part::Text(t) if !t.replace("```", "").replace(STRAY_CLOSE, "").trim().is_empty()))
+    };
+    let explained = prose(&parts[..first]) && prose(&parts[last + 1..]);
+    let mut before = String::new();
+    for part in parts.iter_mut() {
+        match part {
+            Part::Text(t) => before.push_str(t),
+            Part::Calls { written, .. } => {
+                if explained || introduced_as_example(&before) || in_explained_fence(&before) {
+                    let text = std::mem::take(written);
+                    before.push_str(&text);
+                    *part = Part::Text(text);
+                }
+            }
+        }
+    }
+}
+
+/// Whether the sentence before a call says that an example follows.
+fn introduced_as_example(before: &str) -> bool {
+    let mut start = before.len().saturating_sub(CUE_WINDOW);
+    while !before.is_char_boundary(start) {
+        start += 1;
+    }
+    let window = before[start..].to_lowercase();
+    EXAMPLE_CUES.iter().any(|cue| window.contains(cue))
+}
+
+/// Whether a Markdown code block is open at the end of `before`, after
+/// prose (a reply that is only a code block holding a call is a call).
+fn in_explained_fence(before: &str) -> bool {
+    if before.matches("```").count() % 2 == 0 {
+        return false;
+    }
+    let opened = before.rfind("```").unwrap_or(0);
+    !before[..opened].trim().is_empty()
+}
+
+/// The bare calls of known tools in a reply: the whole reply, or a code
+/// block that ends it after prose that does not call it an example. With
+/// the prose before them.
+fn bare_calls(text: &str, tools: &[ToolSpec]) -> Option<(&'static Dialect, Vec<RawCall>, String)> {
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    let read = |text: &str| {
+        registry::all().iter().find_map(|dialect| {
+            let calls = dialect.bare?(text)?.ok()?;
+            let known =
+                !calls.is_empty() && calls.iter().all(|c| tools.iter().any(|t| t.name == c.name));
+            known.then_some((*dialect, calls))
+        })
+    };
+    if let Some((dialect, calls)) = read(text) {
+        return Some((dialect, calls, String::new()));
+    }
+    let body = text.strip_suffix("```")?;
+    let opened = body.rfind("```")?;
+    let prose = &text[..opened];
+    if prose.trim().is_empty() || introduced_as_example(prose) {
+        return None;
+    }
+    let (dialect, calls) = read(&text[opened..])?;
+    Some((dialect, calls, prose.to_string()))
+}
+
+/// A call with its arguments typed by its tool's schema.
+fn typed(call: RawCall, tools: &[ToolSpec]) -> RecoveredCall {
+    let schema = tools
+        .iter()
+        .find(|t| t.name == call.name)
+        .map(|t| &t.parameters);
+    let name = call.name.clone();
+    RecoveredCall {
+        arguments: typing::arguments(call, schema),
+        name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tools() -> Vec<ToolSpec> {
+        vec![ToolSpec {
+            name: "read_file".into(),
+            description: String::new(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        }]
+    }
+
+    fn names(reply: &Reply) -> Vec<String> {
+        reply
+            .calls
+            .iter()
+            .map(|c| {
+                c.as_ref()
+                    .map(|c| c.name.clone())
+                    .unwrap_or_else(|e| format!("error: {e}"))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn prose_before_calls_is_text_and_the_calls_run_in_order() {
+        let reply = read_reply(
+            "Let me look.\n<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}</tool_call>\n<tool_call>\n<function=read_file>\n<parameter=path>\n2\n</parameter>\n</function>\n</tool_call><|im_end|>",
+            false,
+            &tools(),
+        );
+        assert_eq!(reply.text, "Let me look.");
+        assert_eq!(names(&reply), ["read_file", "read_file"]);
+        assert_eq!(
+            reply.calls[1].as_ref().unwrap().arguments,
+            json!({"path": "2"})
+        );
+    }
+
+    #[test]
+    fn what_never_runs() {
+        let no_calls = [
+            "<think>I could <tool_call>{\"name\": \"read_file\"}</tool_call></think>The answer is 4.",
+            "I could <tool_call>{\"name\": \"read_file\"}</tool_call></think>The answer is 4.",
+            "For example, you could write:\n<tool_call>{\"name\": \"read_file\", \"arguments\": {}}</tool_call>",
+            "Use it like this:\n```\n<tool_call>{\"name\": \"read_file\", \"arguments\": {}}</tool_call>\n```",
+            "First <tool_call>{\"name\": \"read_file\", \"arguments\": {}}</tool_call> then it answers.",
+            "The object {\"name\": \"read_file\", \"parameters\": {\"path\": \"a\"}} is a call.",
+            "{\"name\": \"Ada\", \"parameters\": {\"age\": 36}}",
+        ];
+        for text in no_calls {
+            let reply = read_reply(text, false, &tools());
+            assert!(reply.calls.is_empty(), "{text}: {reply:?}");
+        }
+        let cut = [
+            "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}",
+            "<tool_call>{\"name\": \"read_fi",
+            "[TOOL_CALLS]read_fi",
+            "[TOOL_CALLS][{\"name\": \"read_file\", \"arguments\": {\"path\": \"a",
+        ];
+        for text in cut {
+            let reply = read_reply(text, false, &tools());
+            assert!(
+                reply.calls.len() == 1 && reply.calls[0].is_err(),
+                "{text}: {reply:?}"
+            );
+        }
+        let reply = read_reply(
+            "[TOOL_CALLS][{\"name\": \"read_file\", \"arguments\": {}}]",
+            true,
+            &tools(),
+        );
+        assert!(
+            reply.calls[0].is_err(),
+            "the output limit cut it: {reply:?}"
+        );
+    }
+
+    #[test]
+    fn bare_calls_only_as_the_whole_reply() {
+        let reply = read_reply(
+            "{\"name\": \"read_file\", \"parameters\": {\"path\": \"a\"}}",
+            false,
+            &tools(),
+        );
+        assert_eq!(
+            (names(&reply), reply.bare),
+            (vec!["read_file".to_string()], true)
+        );
+        let reply = read_reply("[read_file(path=1)]", false, &tools());
+        assert_eq!(
+            reply.calls[0].as_ref().unwrap().arguments,
+            json!({"path": "1"})
+        );
+        let reply = read_reply("{\"name\": \"other\", \"parameters\": {}}", false, &tools());
+        assert!(
+            reply.calls.is_empty(),
+            "an unknown name in a bare object is text"
+        );
+        // In a marked block an unknown name is a call: the model hears it
+        // is unknown.
+        let reply = read_reply(
+            "<tool_call>{\"name\": \"other\", \"arguments\": {}}</tool_call>",
+            false,
+            &tools(),
+        );
+        assert_eq!(names(&reply), ["other"]);
+    }
+}

@@ -1,0 +1,304 @@
+//! Finding the dialects' markers in a model's text, streamed or whole, in
+//! one pass: each byte is looked at once (a table says which markers can
+//! start with it), and only a tail that could still become a marker is held
+//! back between pieces. A marker split across pieces, or a special token
+//! that arrives as plain text, is found the same way.
+
+use super::{Dialect, Marker, Role, registry};
+use std::sync::OnceLock;
+
+/// One part of a model's text, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Segment {
+    /// Text to show.
+    Text(String),
+    /// Reasoning: shown dimmed, never read for calls.
+    Thinking(String),
+    /// A block that holds calls: which marker opened it, what was inside,
+    /// and whether its closing marker came.
+    Block {
+        dialect: &'static Dialect,
+        marker: &'static Marker,
+        body: String,
+        closed: bool,
+    },
+    /// A closing reasoning tag without its opening one: everything before
+    /// it was reasoning (templates that open `<think>` in the prompt).
+    EndOfThinking,
+}
+
+/// All opening markers, and for each first byte the markers that start
+/// with it, longest first (so `<|start|>assistant to=functions.` wins over
+/// `<|start|>assistant`).
+struct Openers {
+    by_first_byte: Vec<Vec<Opener>>,
+}
+
+type Opener = (&'static Dialect, &'static Marker);
+
+fn openers() -> &'static Openers {
+    static OPENERS: OnceLock<Openers> = OnceLock::new();
+    OPENERS.get_or_init(|| {
+        let mut by_first_byte: Vec<Vec<Opener>> = vec![Vec::new(); 256];
+        for (dialect, marker) in registry::markers() {
+            let list = &mut by_first_byte[marker.open.as_bytes()[0] as usize];
+            // Dialects that share a marker share its block: the first
+            // row's marker reads it, every sharing row may parse it.
+            if !list.iter().any(|(_, m)| m.open == marker.open) {
+                list.push((dialect, marker));
+            }
+        }
+        for list in &mut by_first_byte {
+            list.sort_by_key(|(_, m)| std::cmp::Reverse(m.open.len()));
+        }
+        Openers { by_first_byte }
+    })
+}
+
+/// Where the next of a set of markers is in a text.
+enum Found<T> {
+    /// At this byte, this marker.
+    At(usize, T),
+    /// From this byte on, the text could still become one: wait for more.
+    Maybe(usize),
+    /// Nowhere.
+    None,
+}
+
+/// At the end of the text (`at_end`) nothing more can come, so a tail that
+/// only could have become a marker is not one.
+fn next_opener(text: &str, from: usize, at_end: bool) -> Found<Opener> {
+    let table = openers();
+    let bytes = text.as_bytes();
+    for i in from..bytes.len() {
+        let candidates = &table.by_first_byte[bytes[i] as usize];
+        if candidates.is_empty() {
+            continue;
+        }
+        let rest = &text[i..];
+        for &(dialect, marker) in candidates {
+            if rest.starts_with(marker.open) {
+                return Found::At(i, (dialect, marker));
+            }
+            if !at_end && marker.open.starts_with(rest) {
+                return Found::Maybe(i);
+            }
+        }
+    }
+    Found::None
+}
+
+/// The next of `closers` in `text` from `from`: which one, and whether it
+/// is kept (it also starts what follows).
+fn next_closer(text: &str, from: usize, marker: &Marker, at_end: bool) -> Found<(usize, bool)> {
+    let bytes = text.as_bytes();
+    let all = marker
+        .close
+        .iter()
+        .map(|c| (*c, false))
+        .chain(marker.close_before.iter().map(|c| (*c, true)));
+    let firsts: Vec<u8> = all.clone().map(|(c, _)| c.as_bytes()[0]).collect();
+    for i in from..bytes.len() {
+        if !firsts.contains(&bytes[i]) {
+            continue;
+        }
+        let rest = &text[i..];
+        for (close, kept) in all.clone() {
+            if rest.starts_with(close) {
+                return Found::At(i, (close.len(), kept));
+            }
+            if !at_end && close.starts_with(rest) {
+                return Found::Maybe(i);
+            }
+        }
+    }
+    Found::None
+}
+
+/// Splits a text into [`Segment`]s as it arrives.
+#[derive(Debug, Default)]
+pub struct Scanner {
+    /// Text not yet given out: a held-back tail, or an open block's body.
+    pending: String,
+    /// How far `pending` has been searched already.
+    searched: usize,
+    /// The block being read, if one is open.
+    open: Option<Opener>,
+}
+
+impl Scanner {
+    /// The segments that `piece` completes (text and reasoning come out as
+    /// they arrive; a block once it closes).
+    pub fn feed(&mut self, piece: &str, out: &mut Vec<Segment>) {
+        self.read(piece, false, out);
+    }
+
+    fn read(&mut self, piece: &str, at_end: bool, out: &mut Vec<Segment>) {
+        self.pending.push_str(piece);
+        loop {
+            match self.open {
+                None => match next_opener(&self.pending, self.searched, at_end) {
+                    Found::At(at, (dialect, marker)) => {
+                        self.give_text(at, out);
+                        self.pending.drain(..marker.open.len());
+                        self.searched = 0;
+                        match marker.role {
+                            Role::Drop => {}
+                            Role::EndThinking => out.push(Segment::EndOfThinking),
+                            Role::Thinking | Role::Calls => self.open = Some((dialect, marker)),
+                        }
+                    }
+                    Found::Maybe(at) => {
+                        self.give_text(at, out);
+                        self.searched = 0;
+                        return;
+                    }
+                    Found::None => {
+                        let all = self.pending.len();
+                        self.give_text(all, out);
+                        self.searched = 0;
+                        return;
+                    }
+                },
+                Some((dialect, marker)) => {
+                    match next_closer(&self.pending, self.searched, marker, at_end) {
+                        Found::At(at, (len, kept)) => {
+                            let body: String = self.pending.drain(..at).collect();
+                            if !kept {
+                                self.pending.drain(..len);
+                            }
+                            self.searched = 0;
+                            self.open = None;
+                            close_block((dialect, marker), body, true, out);
+                        }
+                        Found::Maybe(at) => {
+                            self.searched = at;
+                            self.stream_thinking(marker, at, out);
+                            return;
+                        }
+                        Found::None => {
+                            let all = self.pending.len();
+                            self.searched = all;
+                            self.stream_thinking(marker, all, out);
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The segments left when the text ends: a held-back tail is text, an
+    /// open block ends unclosed.
+    pub fn finish(&mut self, out: &mut Vec<Segment>) {
+        self.read("", true, out);
+        let rest = std::mem::take(&mut self.pending);
+        self.searched = 0;
+        match self.open.take() {
+            None => {
+                if !rest.is_empty() {
+                    out.push(Segment::Text(rest));
+                }
+            }
+            Some(opener) => close_block(opener, rest, false, out),
+        }
+    }
+
+    /// Gives out `pending[..at]` as text.
+    fn give_text(&mut self, at: usize, out: &mut Vec<Segment>) {
+        if at > 0 {
+            out.push(Segment::Text(self.pending.drain(..at).collect()));
+        }
+    }
+
+    /// Reasoning is shown as it comes: gives out `pending[..upto]` of an
+    /// open reasoning block. A block of calls is held whole.
+    fn stream_thinking(&mut self, marker: &Marker, upto: usize, out: &mut Vec<Segment>) {
+        if matches!(marker.role, Role::Thinking) && upto > 0 {
+            out.push(Segment::Thinking(self.pending.drain(..upto).collect()));
+            self.searched = 0;
+        }
+    }
+}
+
+fn close_block((dialect, marker): Opener, body: String, closed: bool, out: &mut Vec<Segment>) {
+    match marker.role {
+        Role::Thinking => {
+            if !body.is_empty() {
+                out.push(Segment::Thinking(body));
+            }
+        }
+        _ => out.push(Segment::Block {
+            dialect,
+            marker,
+            body,
+            closed,
+        }),
+    }
+}
+
+/// The segments of a whole text.
+pub fn segments(text: &str) -> Vec<Segment> {
+    let mut scanner = Scanner::default();
+    let mut out = Vec::new();
+    scanner.feed(text, &mut out);
+    scanner.finish(&mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Adjacent text (and reasoning) segments joined, as a reader sees them.
+    fn joined(segments: Vec<Segment>) -> Vec<Segment> {
+        let mut out: Vec<Segment> = Vec::new();
+        for segment in segments {
+            match (out.last_mut(), segment) {
+                (Some(Segment::Text(a)), Segment::Text(b)) => a.push_str(&b),
+                (Some(Segment::Thinking(a)), Segment::Thinking(b)) => a.push_str(&b),
+                (_, segment) => out.push(segment),
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_same_segments_however_the_text_is_split() {
+        let text = "<think>look <tool_call>{}</tool_call> first</think>Reading.\n<tool_call>\n{\"name\": \"read_file\"}\n</tool_call>[TOOL_CALLS]a[ARGS]{}</s><|im_end|> <b> done";
+        let whole = joined(segments(text));
+        assert!(
+            matches!(&whole[0], Segment::Thinking(t) if t == "look <tool_call>{}</tool_call> first"),
+            "{whole:?}"
+        );
+        assert_eq!(whole[1], Segment::Text("Reading.\n".into()));
+        assert!(
+            matches!(&whole[2], Segment::Block { marker, body, closed: true, .. } if marker.open == "<tool_call>" && body.contains("read_file"))
+        );
+        assert!(
+            matches!(&whole[3], Segment::Block { marker, closed: true, .. } if marker.open == "[TOOL_CALLS]")
+        );
+        assert_eq!(whole[4], Segment::Text(" <b> done".into()));
+        let chars: Vec<char> = text.chars().collect();
+        for size in [1, 2, 3, 7, 13] {
+            let mut scanner = Scanner::default();
+            let mut out = Vec::new();
+            for chunk in chars.chunks(size) {
+                scanner.feed(&chunk.iter().collect::<String>(), &mut out);
+            }
+            scanner.finish(&mut out);
+            assert_eq!(joined(out), whole, "pieces of {size} characters");
+        }
+    }
+
+    #[test]
+    fn an_unclosed_block_is_said_to_be_unclosed() {
+        let parts = segments("<tool_call>{\"name\": \"read_");
+        assert!(matches!(&parts[0], Segment::Block { closed: false, .. }));
+        // A tail that could have become a marker is text at the end.
+        assert_eq!(
+            joined(segments("a <tool_ca")),
+            vec![Segment::Text("a <tool_ca".into())]
+        );
+    }
+}

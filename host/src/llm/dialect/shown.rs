@@ -1,0 +1,118 @@
+//! What the person sees while a reply streams: its text without the
+//! dialects' markers and calls, its reasoning as thinking. A reply that
+//! starts like bare JSON or a list (`{`, `[`) may be nothing but calls, so
+//! it is held back until the reply ends and shown only if it was not.
+
+use super::Reply;
+use super::scan::{Scanner, Segment};
+
+/// A piece to show.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Shown {
+    Text(String),
+    Thinking(String),
+}
+
+/// Turns streamed pieces into what to show.
+#[derive(Debug, Default)]
+pub struct StreamView {
+    scanner: Scanner,
+    segments: Vec<Segment>,
+    /// Leading whitespace, until the first visible character says whether
+    /// to hold the text back.
+    leading: String,
+    started: bool,
+    /// Text held back: the reply may be a bare call.
+    held: Option<String>,
+}
+
+impl StreamView {
+    /// What `piece` adds to show.
+    pub fn feed(&mut self, piece: &str) -> Vec<Shown> {
+        self.scanner.feed(piece, &mut self.segments);
+        self.drain()
+    }
+
+    /// What is left to show once the reply has ended and been read.
+    pub fn finish(&mut self, reply: &Reply) -> Vec<Shown> {
+        self.scanner.finish(&mut self.segments);
+        let mut shown = self.drain();
+        if let Some(held) = self.held.take()
+            && !reply.bare
+        {
+            shown.push(Shown::Text(held));
+        }
+        shown
+    }
+
+    fn drain(&mut self) -> Vec<Shown> {
+        let mut shown = Vec::new();
+        for segment in self.segments.drain(..) {
+            match segment {
+                Segment::Thinking(t) => shown.push(Shown::Thinking(t)),
+                Segment::Text(t) => {
+                    if let Some(held) = &mut self.held {
+                        held.push_str(&t);
+                    } else if self.started {
+                        shown.push(Shown::Text(t));
+                    } else {
+                        self.leading.push_str(&t);
+                        let Some(first) = self.leading.trim_start().chars().next() else {
+                            continue;
+                        };
+                        self.started = true;
+                        let text = std::mem::take(&mut self.leading);
+                        if matches!(first, '{' | '[') {
+                            self.held = Some(text);
+                        } else {
+                            shown.push(Shown::Text(text));
+                        }
+                    }
+                }
+                Segment::Block { .. } | Segment::EndOfThinking => {}
+            }
+        }
+        shown
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::llm::dialect::read_reply;
+
+    fn show(text: &str, size: usize) -> String {
+        let mut view = StreamView::default();
+        let mut out = String::new();
+        let chars: Vec<char> = text.chars().collect();
+        let mut add = |shown: Vec<Shown>| {
+            for s in shown {
+                if let Shown::Text(t) = s {
+                    out.push_str(&t);
+                }
+            }
+        };
+        for chunk in chars.chunks(size) {
+            add(view.feed(&chunk.iter().collect::<String>()));
+        }
+        add(view.finish(&read_reply(text, false, &[])));
+        out
+    }
+
+    #[test]
+    fn markers_are_hidden_and_json_answers_shown_at_the_end() {
+        for size in [1, 3, 100] {
+            assert_eq!(
+                show(
+                    "Looking.\n<tool_call>{\"name\": \"x\"}</tool_call><|im_end|>",
+                    size
+                ),
+                "Looking.\n"
+            );
+            assert_eq!(
+                show("  [1, 2, 3] is the list", size),
+                "  [1, 2, 3] is the list"
+            );
+        }
+    }
+}
