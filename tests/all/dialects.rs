@@ -144,3 +144,164 @@ fn the_corpus_is_read_as_its_sources_say() {
         unexpected.join("\n")
     );
 }
+
+/// The tool results sent back in the text format: the user turn after the
+/// model's.
+fn text_results(request: &crate::model_server::Request) -> String {
+    messages(request).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[test]
+fn the_text_format_runs_a_mistral_call_and_hides_its_marker() {
+    let server = ModelServer::start(vec![
+        ollama::answer(
+            "[TOOL_CALLS][{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}]",
+        )
+        .rechunked(3),
+        ollama::answer("It says alpha."),
+    ]);
+    let ws = workspace(&server, "ollama", "tool_format = \"text\"\n");
+    ws.write("a.txt", "alpha\n");
+    let run = chat(&ws, &["Read a.txt"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        !run.stdout.contains("TOOL_CALLS"),
+        "the marker is not shown: {run:?}"
+    );
+    let requests = server.requests();
+    let back = text_results(&requests[1]);
+    assert!(
+        back.contains("<tool_response>") && back.contains("alpha"),
+        "{back}"
+    );
+    let record = run_record(&ws, "1");
+    assert_eq!(record["tool_calls"][0]["tool"], "read_file");
+    assert_eq!(record["tool_calls"][0]["status"], "done");
+}
+
+#[test]
+fn a_call_in_reasoning_never_runs_and_the_call_after_it_does() {
+    let server = ModelServer::start(vec![
+        ollama::answer(concat!(
+            "<think>I could <tool_call>{\"name\": \"write_file\", \"arguments\": {\"path\": \"x.txt\", \"content\": \"no\"}}</tool_call> but reading is enough</think>",
+            "Reading it.\n<tool_call>\n<function=read_file>\n<parameter=path>\na.txt\n</parameter>\n</function>\n</tool_call>",
+        ))
+        .rechunked(5),
+        ollama::answer("It says alpha."),
+    ]);
+    let ws = workspace(&server, "ollama", "tool_format = \"text\"\n");
+    ws.write("a.txt", "alpha\n");
+    let run = chat(&ws, &["--yes", "Read a.txt"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        !ws.root.join("x.txt").exists(),
+        "the call in reasoning did not run"
+    );
+    let record = run_record(&ws, "1");
+    let calls = record["tool_calls"].as_array().unwrap();
+    assert_eq!(calls.len(), 1, "{record}");
+    assert_eq!(calls[0]["tool"], "read_file");
+    assert!(
+        run.stdout.contains("Reading it.") && !run.stdout.contains("<function="),
+        "{run:?}"
+    );
+}
+
+#[test]
+fn a_leaked_call_in_another_dialect_runs_as_a_native_call() {
+    let server = ModelServer::start(vec![
+        openai::answer(
+            "<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>a.txt</arg_value>\n</tool_call>",
+        ),
+        openai::answer("It says alpha."),
+    ]);
+    let ws = workspace(&server, "openai", "");
+    ws.write("a.txt", "alpha\n");
+    let run = chat(&ws, &["Read a.txt"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("as text (glm)"), "{run:?}");
+    let results = tool_results(&server.requests()[1]);
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(results[0].2.contains("alpha"), "{results:?}");
+}
+
+#[test]
+fn a_call_cut_off_is_not_run_and_the_model_hears_why() {
+    let server = ModelServer::start(vec![
+        openai::answer("<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.t"),
+        openai::answer("Sorry, I will stop here."),
+    ]);
+    let ws = workspace(&server, "openai", "");
+    ws.write("a.txt", "alpha\n");
+    let run = chat(&ws, &["Read a.txt"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "{run:?}");
+    let note = messages(&requests[1]).last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        note.starts_with("Not run:") && note.contains("cut off"),
+        "{note}"
+    );
+    let record = run_record(&ws, "1");
+    assert!(
+        record["tool_calls"].as_array().is_none_or(Vec::is_empty),
+        "{record}"
+    );
+}
+
+#[test]
+fn a_call_shown_as_an_example_is_part_of_the_answer() {
+    let answer = "For example, you could call:\n<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call>\nThat reads the file.";
+    let server = ModelServer::start(vec![ollama::answer(answer)]);
+    let ws = workspace(&server, "ollama", "tool_format = \"text\"\n");
+    let run = chat(&ws, &["How do I read a file?"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "nothing ran, so nothing went back"
+    );
+    assert!(
+        run.stdout.contains("<tool_call>"),
+        "the example is shown as written: {run:?}"
+    );
+}
+
+#[test]
+fn the_prompt_speaks_the_dialect_the_chat_template_shows() {
+    let server = ModelServer::start(vec![
+        openai::answer("[TOOL_CALLS]read_file[ARGS]{\"path\": \"a.txt\"}"),
+        openai::answer("It says alpha."),
+    ]);
+    server.describe(
+        "/props",
+        serde_json::json!({
+            "default_generation_settings": {"n_ctx": 8192},
+            "chat_template_caps": {"supports_tool_calls": false},
+            "chat_template": "{%- for m in messages %}[INST]{{ m.content }}[/INST]{%- endfor %}[TOOL_CALLS]",
+        }),
+    );
+    let ws = workspace(&server, "openai", "");
+    ws.write("a.txt", "alpha\n");
+    let run = chat(&ws, &["Read a.txt"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("own dialect (mistral)"), "{run:?}");
+    let requests = server.requests();
+    let system = messages(&requests[0])[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.contains("[TOOL_CALLS]") && !system.contains("<tool_call>"),
+        "{system}"
+    );
+    assert!(text_results(&requests[1]).contains("alpha"));
+    let known = crate::model_fit::models(&ws);
+    assert_eq!(known[0]["dialect"], "mistral", "{known:?}");
+}

@@ -155,7 +155,7 @@ pub fn read_reply(content: &str, cut_off: bool, tools: &[ToolSpec]) -> Reply {
 }
 
 /// A block as it was written.
-fn written(marker: &Marker, body: &str, closed: bool) -> String {
+pub(super) fn written(marker: &Marker, body: &str, closed: bool) -> String {
     let close = if closed {
         marker.close.first().copied().unwrap_or("")
     } else {

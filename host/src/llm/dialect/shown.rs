@@ -2,8 +2,11 @@
 //! dialects' markers and calls, its reasoning as thinking. A reply that
 //! starts like bare JSON or a list (`{`, `[`) may be nothing but calls, so
 //! it is held back until the reply ends and shown only if it was not.
+//! What follows a block of calls is held back too: if the reply turns out
+//! to show the calls as examples, they are part of the text, in place.
 
 use super::Reply;
+use super::read::written;
 use super::scan::{Scanner, Segment};
 
 /// A piece to show.
@@ -24,6 +27,9 @@ pub struct StreamView {
     started: bool,
     /// Text held back: the reply may be a bare call.
     held: Option<String>,
+    /// Everything from the first block of calls on: (whether it is a
+    /// block, as written).
+    after_block: Option<Vec<(bool, String)>>,
 }
 
 impl StreamView {
@@ -42,6 +48,11 @@ impl StreamView {
         {
             shown.push(Shown::Text(held));
         }
+        for (block, text) in self.after_block.take().unwrap_or_default() {
+            if !block || reply.calls.is_empty() {
+                shown.push(Shown::Text(text));
+            }
+        }
         shown
     }
 
@@ -50,6 +61,22 @@ impl StreamView {
         for segment in self.segments.drain(..) {
             match segment {
                 Segment::Thinking(t) => shown.push(Shown::Thinking(t)),
+                Segment::Text(t) if self.after_block.is_some() => {
+                    if let Some(tail) = &mut self.after_block {
+                        tail.push((false, t));
+                    }
+                }
+                Segment::Block {
+                    marker,
+                    body,
+                    closed,
+                    ..
+                } => {
+                    let text = written(marker, &body, closed);
+                    self.after_block
+                        .get_or_insert_with(Vec::new)
+                        .push((true, text));
+                }
                 Segment::Text(t) => {
                     if let Some(held) = &mut self.held {
                         held.push_str(&t);
@@ -69,7 +96,7 @@ impl StreamView {
                         }
                     }
                 }
-                Segment::Block { .. } | Segment::EndOfThinking => {}
+                Segment::EndOfThinking => {}
             }
         }
         shown
