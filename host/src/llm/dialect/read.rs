@@ -195,7 +195,7 @@ fn block(
             "the call after {open} ends before its brackets or quotes close, so it was cut off and not run"
         ));
     }
-    for reader in registry::readers_of(marker.open) {
+    for &reader in registry::readers_of(marker.open) {
         let Some(parse) = reader.parse else { continue };
         match parse(&body) {
             None => continue,
@@ -234,17 +234,59 @@ fn unmake_examples(parts: &mut [Part]) {
             .any(|p| matches!(p, Part::Text(t) if !t.replace("```", "").replace(STRAY_CLOSE, "").trim().is_empty()))
     };
     let explained = prose(&parts[..first]) && prose(&parts[last + 1..]);
-    let mut before = String::new();
+    // What came before each call, read once: its last sentence, and
+    // whether a code block that follows prose is open.
+    let mut fences = Fences::default();
+    let mut recent = String::new();
     for part in parts.iter_mut() {
         match part {
-            Part::Text(t) => before.push_str(t),
+            Part::Text(t) => {
+                fences.read(t);
+                keep_tail(&mut recent, t);
+            }
             Part::Calls { written, .. } => {
-                if explained || introduced_as_example(&before) || in_explained_fence(&before) {
+                if explained || introduced_as_example(&recent) || fences.open_after_prose {
                     let text = std::mem::take(written);
-                    before.push_str(&text);
+                    fences.read(&text);
+                    keep_tail(&mut recent, &text);
                     *part = Part::Text(text);
                 }
             }
+        }
+    }
+}
+
+/// Appends `text` to `recent`, keeping only its last [`CUE_WINDOW`] bytes
+/// or so (at a character boundary).
+fn keep_tail(recent: &mut String, text: &str) {
+    recent.push_str(text);
+    if recent.len() > 2 * CUE_WINDOW {
+        let mut cut = recent.len() - CUE_WINDOW;
+        while !recent.is_char_boundary(cut) {
+            cut += 1;
+        }
+        recent.drain(..cut);
+    }
+}
+
+/// Markdown code blocks in the text so far.
+#[derive(Default)]
+struct Fences {
+    open: bool,
+    /// The open block follows prose (a reply that is only a code block
+    /// holding a call is a call).
+    open_after_prose: bool,
+    prose_so_far: bool,
+}
+
+impl Fences {
+    fn read(&mut self, text: &str) {
+        for (i, piece) in text.split("```").enumerate() {
+            if i > 0 {
+                self.open = !self.open;
+                self.open_after_prose = self.open && self.prose_so_far;
+            }
+            self.prose_so_far |= !piece.trim().is_empty();
         }
     }
 }
@@ -257,16 +299,6 @@ fn introduced_as_example(before: &str) -> bool {
     }
     let window = before[start..].to_lowercase();
     EXAMPLE_CUES.iter().any(|cue| window.contains(cue))
-}
-
-/// Whether a Markdown code block is open at the end of `before`, after
-/// prose (a reply that is only a code block holding a call is a call).
-fn in_explained_fence(before: &str) -> bool {
-    if before.matches("```").count() % 2 == 0 {
-        return false;
-    }
-    let opened = before.rfind("```").unwrap_or(0);
-    !before[..opened].trim().is_empty()
 }
 
 /// The bare calls of known tools in a reply: the whole reply, or a code

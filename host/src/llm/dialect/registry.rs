@@ -8,6 +8,8 @@
 //! read only when they are the whole reply (bare JSON, pythonic lists).
 
 use super::{Marker, Parse, json, pythonic, xml};
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
 /// One dialect.
 #[derive(Debug)]
@@ -435,12 +437,21 @@ pub fn markers() -> impl Iterator<Item = (&'static Dialect, &'static Marker)> {
         .flat_map(|d| d.markers.iter().map(move |m| (*d, m)))
 }
 
-/// The rows that may read a block opened by `open`, in table order.
-pub fn readers_of(open: &str) -> impl Iterator<Item = &'static Dialect> + '_ {
-    DIALECTS
-        .iter()
-        .copied()
-        .filter(move |d| d.parse.is_some() && d.markers.iter().any(|m| m.open == open))
+/// The rows that may read a block opened by `open`, in table order
+/// (worked out once: a reply may hold thousands of blocks).
+pub fn readers_of(open: &str) -> &'static [&'static Dialect] {
+    static READERS: OnceLock<HashMap<&'static str, Vec<&'static Dialect>>> = OnceLock::new();
+    let readers = READERS.get_or_init(|| {
+        let mut readers: HashMap<&'static str, Vec<&'static Dialect>> = HashMap::new();
+        for (dialect, marker) in markers() {
+            let list = readers.entry(marker.open).or_default();
+            if dialect.parse.is_some() && !list.iter().any(|d| std::ptr::eq(*d, dialect)) {
+                list.push(dialect);
+            }
+        }
+        readers
+    });
+    readers.get(open).map_or(&[], Vec::as_slice)
 }
 
 /// The dialect named `name`.

@@ -92,18 +92,19 @@ fn next_opener(text: &str, from: usize, at_end: bool) -> Found<Opener> {
 /// is kept (it also starts what follows).
 fn next_closer(text: &str, from: usize, marker: &Marker, at_end: bool) -> Found<(usize, bool)> {
     let bytes = text.as_bytes();
-    let all = marker
-        .close
-        .iter()
-        .map(|c| (*c, false))
-        .chain(marker.close_before.iter().map(|c| (*c, true)));
-    let firsts: Vec<u8> = all.clone().map(|(c, _)| c.as_bytes()[0]).collect();
+    let all = || {
+        marker
+            .close
+            .iter()
+            .map(|c| (*c, false))
+            .chain(marker.close_before.iter().map(|c| (*c, true)))
+    };
     for i in from..bytes.len() {
-        if !firsts.contains(&bytes[i]) {
+        if !all().any(|(c, _)| c.as_bytes()[0] == bytes[i]) {
             continue;
         }
         let rest = &text[i..];
-        for (close, kept) in all.clone() {
+        for (close, kept) in all() {
             if rest.starts_with(close) {
                 return Found::At(i, (close.len(), kept));
             }
@@ -120,7 +121,11 @@ fn next_closer(text: &str, from: usize, marker: &Marker, at_end: bool) -> Found<
 pub struct Scanner {
     /// Text not yet given out: a held-back tail, or an open block's body.
     pending: String,
-    /// How far `pending` has been searched already.
+    /// Where in `pending` the text not yet given out starts (given-out
+    /// text is removed once per piece, not per marker: no shifting of a
+    /// long text again and again).
+    start: usize,
+    /// How far the rest of `pending` has been searched already.
     searched: usize,
     /// The block being read, if one is open.
     open: Option<Opener>,
@@ -135,12 +140,30 @@ impl Scanner {
 
     fn read(&mut self, piece: &str, at_end: bool, out: &mut Vec<Segment>) {
         self.pending.push_str(piece);
+        self.scan(at_end, out);
+        self.pending.drain(..self.start);
+        self.start = 0;
+    }
+
+    /// The text not yet given out.
+    fn rest(&self) -> &str {
+        &self.pending[self.start..]
+    }
+
+    /// Takes the next `n` bytes of the rest.
+    fn take(&mut self, n: usize) -> String {
+        let taken = self.rest()[..n].to_string();
+        self.start += n;
+        taken
+    }
+
+    fn scan(&mut self, at_end: bool, out: &mut Vec<Segment>) {
         loop {
             match self.open {
-                None => match next_opener(&self.pending, self.searched, at_end) {
+                None => match next_opener(self.rest(), self.searched, at_end) {
                     Found::At(at, (dialect, marker)) => {
                         self.give_text(at, out);
-                        self.pending.drain(..marker.open.len());
+                        self.start += marker.open.len();
                         self.searched = 0;
                         match marker.role {
                             Role::Drop => {}
@@ -154,18 +177,18 @@ impl Scanner {
                         return;
                     }
                     Found::None => {
-                        let all = self.pending.len();
+                        let all = self.rest().len();
                         self.give_text(all, out);
                         self.searched = 0;
                         return;
                     }
                 },
                 Some((dialect, marker)) => {
-                    match next_closer(&self.pending, self.searched, marker, at_end) {
+                    match next_closer(self.rest(), self.searched, marker, at_end) {
                         Found::At(at, (len, kept)) => {
-                            let body: String = self.pending.drain(..at).collect();
+                            let body = self.take(at);
                             if !kept {
-                                self.pending.drain(..len);
+                                self.start += len;
                             }
                             self.searched = 0;
                             self.open = None;
@@ -177,7 +200,7 @@ impl Scanner {
                             return;
                         }
                         Found::None => {
-                            let all = self.pending.len();
+                            let all = self.rest().len();
                             self.searched = all;
                             self.stream_thinking(marker, all, out);
                             return;
@@ -193,6 +216,7 @@ impl Scanner {
     pub fn finish(&mut self, out: &mut Vec<Segment>) {
         self.read("", true, out);
         let rest = std::mem::take(&mut self.pending);
+        self.start = 0;
         self.searched = 0;
         match self.open.take() {
             None => {
@@ -207,7 +231,8 @@ impl Scanner {
     /// Gives out `pending[..at]` as text.
     fn give_text(&mut self, at: usize, out: &mut Vec<Segment>) {
         if at > 0 {
-            out.push(Segment::Text(self.pending.drain(..at).collect()));
+            let text = self.take(at);
+            out.push(Segment::Text(text));
         }
     }
 
@@ -215,7 +240,8 @@ impl Scanner {
     /// open reasoning block. A block of calls is held whole.
     fn stream_thinking(&mut self, marker: &Marker, upto: usize, out: &mut Vec<Segment>) {
         if matches!(marker.role, Role::Thinking) && upto > 0 {
-            out.push(Segment::Thinking(self.pending.drain(..upto).collect()));
+            let text = self.take(upto);
+            out.push(Segment::Thinking(text));
             self.searched = 0;
         }
     }
