@@ -13,6 +13,7 @@
 //!    rate is the figure (the target is at least 50 MB/s).
 
 #[path = "../../tests/support/dialect_corpus.rs"]
+#[allow(dead_code)] // the per-case details the corpus test reports
 mod dialect_corpus;
 #[path = "support/stats.rs"]
 #[allow(dead_code)] // its percentiles: medians are what this bench reports
