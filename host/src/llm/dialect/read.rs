@@ -80,7 +80,15 @@ enum Part {
 /// it. `tools` are the tools the model may know: bare calls must name one,
 /// and their schemas type XML and pythonic values.
 pub fn read_reply(content: &str, cut_off: bool, tools: &[ToolSpec]) -> Reply {
-    let mut segments = scan::segments(content);
+    read_segments(scan::segments(content), cut_off, tools)
+}
+
+/// Reads a reply already split into segments (as it streamed).
+pub(super) fn read_segments(
+    mut segments: Vec<Segment>,
+    cut_off: bool,
+    tools: &[ToolSpec],
+) -> Reply {
     let mut reply = Reply::default();
     // A `</think>` without its opening tag: all before it was reasoning.
     if let Some(end) = segments.iter().position(|s| *s == Segment::EndOfThinking) {

@@ -5,9 +5,10 @@
 //! What follows a block of calls is held back too: if the reply turns out
 //! to show the calls as examples, they are part of the text, in place.
 
-use super::Reply;
-use super::read::written;
+use super::read::{read_segments, written};
 use super::scan::{Scanner, Segment};
+use super::{Reply, read_reply};
+use crate::llm::ToolSpec;
 
 /// A piece to show.
 #[derive(Debug, Clone, PartialEq)]
@@ -20,7 +21,13 @@ pub enum Shown {
 #[derive(Debug, Default)]
 pub struct StreamView {
     scanner: Scanner,
+    /// Segments not yet shown.
     segments: Vec<Segment>,
+    /// Every segment so far, to read the reply from when it ends (instead
+    /// of scanning it again).
+    read: Vec<Segment>,
+    /// Bytes fed so far.
+    fed: usize,
     /// Leading whitespace, until the first visible character says whether
     /// to hold the text back.
     leading: String,
@@ -35,14 +42,29 @@ pub struct StreamView {
 impl StreamView {
     /// What `piece` adds to show.
     pub fn feed(&mut self, piece: &str) -> Vec<Shown> {
+        self.fed += piece.len();
         self.scanner.feed(piece, &mut self.segments);
         self.drain()
     }
 
-    /// What is left to show once the reply has ended and been read.
-    pub fn finish(&mut self, reply: &Reply) -> Vec<Shown> {
+    /// Once the reply has ended: what it says (`content` is the whole
+    /// reply, `cut_off` whether the output limit ended it, `tools` as for
+    /// [`read_reply`]), and what is left to show.
+    pub fn finish(
+        &mut self,
+        content: &str,
+        cut_off: bool,
+        tools: &[ToolSpec],
+    ) -> (Reply, Vec<Shown>) {
         self.scanner.finish(&mut self.segments);
         let mut shown = self.drain();
+        // What streamed is the reply, unless the server sent more at the
+        // end than it streamed.
+        let reply = if self.fed == content.len() {
+            read_segments(std::mem::take(&mut self.read), cut_off, tools)
+        } else {
+            read_reply(content, cut_off, tools)
+        };
         if let Some(held) = self.held.take()
             && !reply.bare
         {
@@ -53,12 +75,14 @@ impl StreamView {
                 shown.push(Shown::Text(text));
             }
         }
-        shown
+        (reply, shown)
     }
 
     fn drain(&mut self) -> Vec<Shown> {
         let mut shown = Vec::new();
-        for segment in self.segments.drain(..) {
+        let segments = std::mem::take(&mut self.segments);
+        for segment in segments {
+            self.read.push(segment.clone());
             match segment {
                 Segment::Thinking(t) => shown.push(Shown::Thinking(t)),
                 Segment::Text(t) if self.after_block.is_some() => {
@@ -106,7 +130,6 @@ impl StreamView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::dialect::read_reply;
 
     fn show(text: &str, size: usize) -> String {
         let mut view = StreamView::default();
@@ -122,7 +145,13 @@ mod tests {
         for chunk in chars.chunks(size) {
             add(view.feed(&chunk.iter().collect::<String>()));
         }
-        add(view.finish(&read_reply(text, false, &[])));
+        let (reply, rest) = view.finish(text, false, &[]);
+        assert_eq!(
+            reply,
+            read_reply(text, false, &[]),
+            "the same as read whole"
+        );
+        add(rest);
         out
     }
 
