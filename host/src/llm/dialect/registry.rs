@@ -81,6 +81,11 @@ static REASONING: Dialect = Dialect {
         Marker::thinking("<|channel>thought", &["<channel|>"]),
         Marker::thinking("<mm:think>", &["</mm:think>"]),
         Marker::thinking("[THINK]", &["[/THINK]"]),
+        Marker::thinking("<|open|>think<|sep|>", &["<|close|>think<|sep|>"]),
+        Marker {
+            role: super::Role::EndThinking,
+            ..Marker::drop("<|close|>think<|sep|>")
+        },
         Marker::thinking("<|inner_prefix|>", &["<|inner_suffix|>"]),
         Marker {
             role: super::Role::EndThinking,
@@ -122,6 +127,9 @@ static SPECIAL_TOKENS: Dialect = Dialect {
         Marker::drop("<|START_TEXT|>"),
         Marker::drop("<|END_TEXT|>"),
         Marker::drop("<|CHATBOT_TOKEN|>"),
+        Marker::drop("<|open|>response<|sep|>"),
+        Marker::drop("<|close|>response<|sep|>"),
+        Marker::drop("<|close|>message<|sep|>"),
         Marker::drop(">>>all\n"),
         Marker::drop("<|message_sep|>"),
         Marker::drop("<|eom|>"),
@@ -211,6 +219,18 @@ static DIALECTS: &[&Dialect] = &[
         bare: None,
         signs: &["<|tool_calls_section_begin|>"],
         how_to_call: "To call functions, write <|tool_calls_section_begin|><|tool_call_begin|>functions.function-name:0<|tool_call_argument_begin|>{\"parameter-name\": value}<|tool_call_end|><|tool_calls_section_end|>",
+        result_tags: TOOL_RESPONSE,
+    },
+    &Dialect {
+        name: "kimi-k3",
+        markers: &[Marker::block(
+            "<|open|>tools<|sep|>",
+            &["<|close|>tools<|sep|>"],
+        )],
+        parse: Some(xml::kimi_k3),
+        bare: None,
+        signs: &["<|open|>tools<|sep|>"],
+        how_to_call: "To call functions, write <|open|>tools<|sep|><|open|>call tool=\"function-name\" index=\"1\"<|sep|><|open|>argument key=\"parameter-name\" type=\"string\"<|sep|>value<|close|>argument<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
         result_tags: TOOL_RESPONSE,
     },
     &Dialect {

@@ -75,12 +75,16 @@ fn next_opener(text: &str, from: usize, at_end: bool) -> Found<Opener> {
         if candidates.is_empty() {
             continue;
         }
-        let rest = &text[i..];
+        let rest = &bytes[i..];
         for &(dialect, marker) in candidates {
-            if rest.starts_with(marker.open) {
-                return Found::At(i, (dialect, marker));
-            }
-            if !at_end && marker.open.starts_with(rest) {
+            let open = marker.open.as_bytes();
+            if rest.len() >= open.len() {
+                // The second byte first: most candidates differ there, and
+                // a comparison that stops at once is cheaper than a call.
+                if (open.len() < 2 || rest[1] == open[1]) && rest[..open.len()] == *open {
+                    return Found::At(i, (dialect, marker));
+                }
+            } else if !at_end && open.starts_with(rest) {
                 return Found::Maybe(i);
             }
         }
@@ -99,8 +103,15 @@ fn next_closer(text: &str, from: usize, marker: &Marker, at_end: bool) -> Found<
             .map(|c| (*c, false))
             .chain(marker.close_before.iter().map(|c| (*c, true)))
     };
+    // The first bytes of the closers, looked up for every byte of the body.
+    let mut firsts = [0u8; MAX_CLOSERS];
+    let mut count = 0;
+    for (close, _) in all().take(MAX_CLOSERS) {
+        firsts[count] = close.as_bytes()[0];
+        count += 1;
+    }
     for i in from..bytes.len() {
-        if !all().any(|(c, _)| c.as_bytes()[0] == bytes[i]) {
+        if !firsts[..count].contains(&bytes[i]) {
             continue;
         }
         let rest = &text[i..];
@@ -115,6 +126,9 @@ fn next_closer(text: &str, from: usize, marker: &Marker, at_end: bool) -> Found<
     }
     Found::None
 }
+
+/// The most closing markers a block has (a unit test checks the table).
+const MAX_CLOSERS: usize = 4;
 
 /// Splits a text into [`Segment`]s as it arrives.
 #[derive(Debug, Default)]
@@ -314,6 +328,17 @@ mod tests {
             }
             scanner.finish(&mut out);
             assert_eq!(joined(out), whole, "pieces of {size} characters");
+        }
+    }
+
+    #[test]
+    fn no_block_has_more_closers_than_looked_for() {
+        for (_, marker) in registry::markers() {
+            assert!(
+                marker.close.len() + marker.close_before.len() <= MAX_CLOSERS,
+                "{}",
+                marker.open
+            );
         }
     }
 

@@ -80,14 +80,22 @@ impl StreamView {
 
     fn drain(&mut self) -> Vec<Shown> {
         let mut shown = Vec::new();
-        let segments = std::mem::take(&mut self.segments);
-        for segment in segments {
-            self.read.push(segment.clone());
+        // The buffer is handed back after, to be filled again.
+        let mut segments = std::mem::take(&mut self.segments);
+        for segment in segments.drain(..) {
+            // Kept for reading at the end; text joined as it comes.
+            match (&segment, self.read.last_mut()) {
+                (Segment::Text(t), Some(Segment::Text(last))) => last.push_str(t),
+                _ => self.read.push(segment.clone()),
+            }
             match segment {
                 Segment::Thinking(t) => shown.push(Shown::Thinking(t)),
                 Segment::Text(t) if self.after_block.is_some() => {
                     if let Some(tail) = &mut self.after_block {
-                        tail.push((false, t));
+                        match tail.last_mut() {
+                            Some((false, last)) => last.push_str(&t),
+                            _ => tail.push((false, t)),
+                        }
                     }
                 }
                 Segment::Block {
@@ -123,6 +131,7 @@ impl StreamView {
                 Segment::EndOfThinking => {}
             }
         }
+        self.segments = segments;
         shown
     }
 }

@@ -189,6 +189,55 @@ pub fn minimax(body: &str) -> Option<Result<Vec<RawCall>, String>> {
     Some(Ok(calls))
 }
 
+/// Kimi K3: `<|open|>call tool="x" index="1"<|sep|>` with
+/// `<|open|>argument key="k" type="number"<|sep|>v<|close|>argument<|sep|>`
+/// elements, `<|close|>call<|sep|>`; repeated.
+pub fn kimi_k3(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    const CALL: &str = "<|open|>call tool=";
+    const ARGUMENT: &str = "<|open|>argument key=";
+    const SEP: &str = "<|sep|>";
+    let mut calls = Vec::new();
+    let mut rest = body.trim();
+    while !rest.is_empty() {
+        let Some((inner, after)) = element(rest, CALL, "<|close|>call<|sep|>") else {
+            return Some(Err(
+                "a Kimi K3 call is <|open|>call tool=\"…\"<|sep|> with its arguments".into(),
+            ));
+        };
+        let Some((head, mut arguments_text)) = inner.split_once(SEP) else {
+            return Some(Err("a Kimi K3 call has no <|sep|> after its name".into()));
+        };
+        let name = attribute(head);
+        if !is_name(name) {
+            return Some(Err(format!(
+                "`{}` is not a tool name",
+                crate::text::shorten(name, 60)
+            )));
+        }
+        let mut arguments = Vec::new();
+        while !arguments_text.trim().is_empty() {
+            let Some((argument, after_argument)) =
+                element(arguments_text, ARGUMENT, "<|close|>argument<|sep|>")
+            else {
+                return Some(Err(format!(
+                    "the call of `{name}` holds something other than its arguments"
+                )));
+            };
+            let Some((key, text)) = argument.split_once(SEP) else {
+                return Some(Err(format!("an argument of `{name}` has no <|sep|>")));
+            };
+            arguments.push((attribute(key).to_string(), value(text)));
+            arguments_text = after_argument;
+        }
+        calls.push(RawCall {
+            name: name.to_string(),
+            arguments: RawArguments::Text(arguments),
+        });
+        rest = after.trim();
+    }
+    Some(Ok(calls))
+}
+
 /// DeepSeek V3.2's DSML: MiniMax's elements with a `｜DSML｜` prefix.
 pub fn dsml(body: &str) -> Option<Result<Vec<RawCall>, String>> {
     minimax(&body.replace("｜DSML｜", ""))
