@@ -16,20 +16,18 @@ use crate::llm::recover::MAX_JSON_DEPTH;
 use serde_json::{Map, Number, Value};
 
 /// A small reader of Python call syntax over the characters of a text.
-struct Reader<'t> {
+struct Reader {
     chars: Vec<char>,
     at: usize,
-    text: &'t str,
 }
 
 type Read<T> = Result<T, String>;
 
-impl<'t> Reader<'t> {
-    fn new(text: &'t str) -> Self {
+impl Reader {
+    fn new(text: &str) -> Self {
         Reader {
             chars: text.chars().collect(),
             at: 0,
-            text,
         }
     }
 
@@ -260,7 +258,6 @@ fn calls(text: &str) -> Read<Vec<RawCall>> {
         let rest: String = reader.chars[reader.at..].iter().take(40).collect();
         return Err(format!("text follows the calls: `{rest}`"));
     }
-    let _ = reader.text;
     Ok(found)
 }
 

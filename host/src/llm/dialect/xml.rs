@@ -64,8 +64,7 @@ fn parameters(mut rest: &str, name: &str) -> Result<Vec<(String, String)>, Strin
 /// or as the body of a `<function=` block (`name>` and the parameters).
 pub fn qwen3(body: &str) -> Option<Result<Vec<RawCall>, String>> {
     let trimmed = body.trim_start();
-    if let Some(after_open) = trimmed.strip_prefix("<function=") {
-        let _ = after_open;
+    if trimmed.starts_with("<function=") {
         let mut calls = Vec::new();
         let mut rest = trimmed;
         while !rest.trim().is_empty() {
