@@ -65,7 +65,7 @@ const DELIBERATE: &[(&str, &str)] = &[
 ];
 
 /// Dialects in the corpus that toolcell does not read yet.
-const NOT_READ_YET: &[&str] = &["minimax-m3"];
+const NOT_READ_YET: &[&str] = &[];
 
 #[test]
 fn the_corpus_is_read_as_its_sources_say() {

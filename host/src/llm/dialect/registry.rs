@@ -130,6 +130,7 @@ static SPECIAL_TOKENS: Dialect = Dialect {
         Marker::drop("<|open|>response<|sep|>"),
         Marker::drop("<|close|>response<|sep|>"),
         Marker::drop("<|close|>message<|sep|>"),
+        Marker::drop("]<]minimax[>["),
         Marker::drop(">>>all\n"),
         Marker::drop("<|message_sep|>"),
         Marker::drop("<|eom|>"),
@@ -156,6 +157,15 @@ static DIALECTS: &[&Dialect] = &[
         bare: None,
         signs: &["<minimax:tool_call>"],
         how_to_call: "For each function call, write:\n<minimax:tool_call>\n<invoke name=\"function-name\">\n<parameter name=\"parameter-name\">value</parameter>\n</invoke>\n</minimax:tool_call>",
+        result_tags: TOOL_RESPONSE,
+    },
+    &Dialect {
+        name: "minimax-m3",
+        markers: &[Marker::block("<tool_call>", &["</tool_call>"])],
+        parse: Some(xml::minimax_m3),
+        bare: None,
+        signs: &["]<]minimax[>["],
+        how_to_call: "For each function call, write:\n<tool_call>\n<invoke name=\"function-name\"><parameter-name>value</parameter-name></invoke>\n</tool_call>",
         result_tags: TOOL_RESPONSE,
     },
     &Dialect {

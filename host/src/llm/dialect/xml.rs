@@ -9,6 +9,7 @@
 
 use super::json::{self, is_name};
 use super::{RawArguments, RawCall};
+use crate::llm::recover::MAX_JSON_DEPTH;
 
 /// The text between `open` and `close` at the start of `text` (after
 /// whitespace), and what follows; an element cut off runs to the end.
@@ -235,6 +236,133 @@ pub fn kimi_k3(body: &str) -> Option<Result<Vec<RawCall>, String>> {
         rest = after.trim();
     }
     Some(Ok(calls))
+}
+
+/// The separator token MiniMax-M3 writes between its elements.
+const MINIMAX_M3_SEPARATOR: &str = "]<]minimax[>[";
+
+/// MiniMax-M3: `<invoke name="x">` with one element per parameter
+/// (`<city>Paris</city>`; objects as nested elements, arrays as `<item>`s),
+/// every element after a separator token.
+pub fn minimax_m3(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    if !body.contains(MINIMAX_M3_SEPARATOR) {
+        return None;
+    }
+    let body = body.replace(MINIMAX_M3_SEPARATOR, "");
+    let mut calls = Vec::new();
+    let mut rest = body.as_str();
+    while !rest.trim().is_empty() {
+        let Some((inner, after)) = element(rest, "<invoke name=", "</invoke>") else {
+            return Some(Err(
+                "a MiniMax-M3 call is <invoke name=\"…\"> with one element per parameter".into(),
+            ));
+        };
+        let Some((name, params)) = inner.split_once('>') else {
+            return Some(Err("an <invoke> has no closing `>`".into()));
+        };
+        let name = attribute(name);
+        if !is_name(name) {
+            return Some(Err(format!(
+                "`{}` is not a tool name",
+                crate::text::shorten(name, 60)
+            )));
+        }
+        let arguments = match elements(params, 0) {
+            Ok((nodes, tail)) if tail.trim().is_empty() => nodes
+                .into_iter()
+                .map(|(key, node)| {
+                    let value = match node {
+                        // Typed by the schema later, as other XML values.
+                        Node::Text(text) => serde_json::Value::String(text),
+                        nested => nested.into_value(),
+                    };
+                    (key, value)
+                })
+                .collect(),
+            Ok(_) => return Some(Err(format!("text follows the parameters of `{name}`"))),
+            Err(e) => return Some(Err(format!("the parameters of `{name}`: {e}"))),
+        };
+        calls.push(RawCall {
+            name: name.to_string(),
+            arguments: RawArguments::Literal(arguments),
+        });
+        rest = after;
+    }
+    Some(Ok(calls))
+}
+
+/// An element's content: text, or elements.
+enum Node {
+    Text(String),
+    Elements(Vec<Named>),
+}
+
+/// An element: its tag and content.
+type Named = (String, Node);
+
+impl Node {
+    /// As JSON: elements all named `item` are a list, others an object;
+    /// text a number or boolean when it reads as one.
+    fn into_value(self) -> serde_json::Value {
+        use serde_json::Value;
+        match self {
+            Node::Text(text) => match serde_json::from_str::<Value>(&text) {
+                Ok(value @ (Value::Number(_) | Value::Bool(_))) => value,
+                _ => Value::String(text),
+            },
+            Node::Elements(nodes)
+                if !nodes.is_empty() && nodes.iter().all(|(k, _)| k == "item") =>
+            {
+                Value::Array(nodes.into_iter().map(|(_, n)| n.into_value()).collect())
+            }
+            Node::Elements(nodes) => Value::Object(
+                nodes
+                    .into_iter()
+                    .map(|(k, n)| (k, n.into_value()))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+/// `<key>content</key>` elements one after another, up to a closing tag
+/// or the end; and what follows them.
+fn elements(mut text: &str, depth: usize) -> Result<(Vec<Named>, &str), String> {
+    if depth > MAX_JSON_DEPTH {
+        return Err(format!(
+            "the values nest deeper than {MAX_JSON_DEPTH} levels"
+        ));
+    }
+    let mut nodes = Vec::new();
+    loop {
+        let trimmed = text.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with("</") || !trimmed.starts_with('<') {
+            return Ok((nodes, text));
+        }
+        let (tag, content) = trimmed[1..]
+            .split_once('>')
+            .ok_or("an element has no closing `>`")?;
+        let close = format!("</{tag}>");
+        let (node, after) =
+            if content.trim_start().starts_with('<') && !content.trim_start().starts_with("</") {
+                let (children, tail) = elements(content, depth + 1)?;
+                let after = tail
+                    .trim_start()
+                    .strip_prefix(close.as_str())
+                    .ok_or_else(|| format!("<{tag}> is not closed"))?;
+                (Node::Elements(children), after)
+            } else {
+                let end = content
+                    .find(&close)
+                    .ok_or_else(|| format!("<{tag}> is not closed"))?;
+                (
+                    Node::Text(value(&content[..end])),
+                    &content[end + close.len()..],
+                )
+            };
+        nodes.push((tag.to_string(), node));
+        text = after;
+    }
 }
 
 /// DeepSeek V3.2's DSML: MiniMax's elements with a `｜DSML｜` prefix.
