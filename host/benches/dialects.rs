@@ -64,13 +64,7 @@ fn recall() {
     for case in &cases {
         let whole = dialect_corpus::judge(case);
         let (_, reply) = streamed(&case.text, &case.tools, PIECE);
-        let ran: Vec<_> = reply
-            .calls
-            .iter()
-            .filter_map(|c| c.as_ref().ok())
-            .filter(|c| case.tools.iter().any(|t| t.name == c.name))
-            .map(|c| (c.name.clone(), c.arguments.clone()))
-            .collect();
+        let ran = dialect_corpus::ran(&reply, &case.tools);
         let row = rows.entry(case.dialect.clone()).or_default();
         if case.expect.is_empty() {
             row[3] += 1;

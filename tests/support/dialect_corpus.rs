@@ -85,18 +85,22 @@ pub fn cases() -> Vec<Case> {
         .collect()
 }
 
-/// Reads one case as the agent reads a finished reply.
-pub fn judge(case: &Case) -> Outcome {
-    let reply = read_reply(&case.text, false, &case.tools);
-    // A call of a tool that is not offered is answered in band as
-    // unknown: it does not run.
-    let ran: Vec<(String, Value)> = reply
+/// The calls of `reply` that run: a call of a tool that is not offered is
+/// answered in band as unknown, so it does not.
+pub fn ran(reply: &Reply, tools: &[ToolSpec]) -> Vec<(String, Value)> {
+    reply
         .calls
         .iter()
         .filter_map(|c| c.as_ref().ok())
-        .filter(|c| case.tools.iter().any(|t| t.name == c.name))
+        .filter(|c| tools.iter().any(|t| t.name == c.name))
         .map(|c| (c.name.clone(), c.arguments.clone()))
-        .collect();
+        .collect()
+}
+
+/// Reads one case as the agent reads a finished reply.
+pub fn judge(case: &Case) -> Outcome {
+    let reply = read_reply(&case.text, false, &case.tools);
+    let ran = ran(&reply, &case.tools);
     let false_calls = if case.expect.is_empty() { ran.len() } else { 0 };
     Outcome {
         right: ran == case.expect,

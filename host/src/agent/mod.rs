@@ -83,6 +83,11 @@ pub struct Agent<'a> {
     tools_bytes: usize,
     /// Set when there are too many tools to offer them all.
     filter: Option<ToolIndex>,
+    /// The tools a reply may call: `available`, and `more_tools` when the
+    /// filter offers it. Their names make bare calls calls, and their
+    /// schemas type the values of XML and pythonic dialects. Made once:
+    /// every reply is read against it.
+    known: Vec<ToolSpec>,
     /// Estimated tokens of all of `available`'s definitions, for the
     /// filter's report.
     available_tokens: usize,
@@ -134,6 +139,10 @@ impl<'a> Agent<'a> {
         } else {
             available.clone()
         };
+        let mut known = available.clone();
+        if filter.is_some() {
+            known.push(filter::more_tools_spec());
+        }
         let system_base = prompt::system_prompt(dispatcher.config(), &tools);
         let system = Message::system(system_base.clone());
         let mut agent = Self {
@@ -143,6 +152,7 @@ impl<'a> Agent<'a> {
             recording,
             settings,
             available,
+            known,
             restricted: only.is_some(),
             tools_bytes: context::tools_bytes(&tools),
             tools,
@@ -257,16 +267,6 @@ impl<'a> Agent<'a> {
         if self.text_tools {
             self.refresh_system_prompt();
         }
-    }
-
-    /// The tools a reply may call: their names make bare calls calls, and
-    /// their schemas type the values of XML and pythonic dialects.
-    fn known_tools(&self) -> Vec<ToolSpec> {
-        let mut known = self.available.clone();
-        if self.filter.is_some() {
-            known.push(filter::more_tools_spec());
-        }
-        known
     }
 
     /// The system prompt for the tools offered now.
@@ -486,11 +486,8 @@ impl<'a> Agent<'a> {
             };
             match result {
                 Ok(turn) => {
-                    let (reply, rest) = shown.finish(
-                        &turn.content,
-                        turn.finish == Finish::Length,
-                        &self.known_tools(),
-                    );
+                    let (reply, rest) =
+                        shown.finish(&turn.content, turn.finish == Finish::Length, &self.known);
                     show(view, rest);
                     return Ok((turn, reply));
                 }

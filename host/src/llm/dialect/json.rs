@@ -210,12 +210,7 @@ pub fn mistral(body: &str) -> Option<Result<Vec<RawCall>, String>> {
 
 /// A call from a name and its JSON arguments (nothing may follow them).
 fn named_json(name: &str, arguments: &str) -> Result<Vec<RawCall>, String> {
-    if !is_name(name) {
-        return Err(format!(
-            "`{}` is not a tool name",
-            crate::text::shorten(name, 60)
-        ));
-    }
+    tool_name(name)?;
     let arguments = strip_fence(arguments.trim());
     let (value, rest) = if arguments.is_empty() {
         (Value::Object(Map::new()), "")
@@ -241,6 +236,18 @@ pub fn is_name(name: &str) -> bool {
         && name
             .chars()
             .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | ':'))
+}
+
+/// `name` if it can be a tool's name; otherwise what to tell the model.
+pub fn tool_name(name: &str) -> Result<&str, String> {
+    if is_name(name) {
+        Ok(name)
+    } else {
+        Err(format!(
+            "`{}` is not a tool name",
+            crate::text::shorten(name, 60)
+        ))
+    }
 }
 
 /// Functionary v3.1 and Llama 3.1: `<function=name>{…}</function>`.

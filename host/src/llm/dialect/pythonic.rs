@@ -10,7 +10,7 @@
 //! ([`super::typing`]). Nesting is limited to
 //! [`crate::llm::recover::MAX_JSON_DEPTH`], as for JSON.
 
-use super::json::{self, is_name};
+use super::json::{self, is_name, tool_name};
 use super::{RawArguments, RawCall};
 use crate::llm::recover::MAX_JSON_DEPTH;
 use serde_json::{Map, Number, Value};
@@ -305,11 +305,8 @@ pub fn function_gemma(body: &str) -> Option<Result<Vec<RawCall>, String>> {
         return Some(Err("a FunctionGemma call is call:name{…}".into()));
     };
     let name = rest[..open].trim();
-    if !is_name(name) {
-        return Some(Err(format!(
-            "`{}` is not a tool name",
-            crate::text::shorten(name, 60)
-        )));
+    if let Err(e) = tool_name(name) {
+        return Some(Err(e));
     }
     let escape = if rest.contains(GEMMA4_ESCAPE) {
         GEMMA4_ESCAPE

@@ -7,7 +7,7 @@
 //! - MiniMax-M2: `<invoke name="name"><parameter name="key">value</parameter></invoke>`;
 //! - `<function name="name">{JSON}</function>`.
 
-use super::json::{self, is_name};
+use super::json::{self, is_name, tool_name};
 use super::{RawArguments, RawCall};
 use crate::llm::recover::MAX_JSON_DEPTH;
 
@@ -43,23 +43,32 @@ fn value(text: &str) -> String {
         .to_string()
 }
 
-/// `<parameter=key>value</parameter>` elements and nothing else.
-fn parameters(mut rest: &str, name: &str) -> Result<Vec<(String, String)>, String> {
+/// Elements `open key sep value close`, one after another and nothing
+/// else, as (key, trimmed value) pairs: `<parameter=k>v</parameter>`,
+/// `<parameter name="k">v</parameter>`, Kimi K3's arguments.
+fn pairs(
+    mut rest: &str,
+    (open, sep, close): (&str, &str, &str),
+    name: &str,
+) -> Result<Vec<(String, String)>, String> {
     let mut arguments = Vec::new();
     while !rest.trim().is_empty() {
-        let Some((inner, after)) = element(rest, "<parameter=", "</parameter>") else {
+        let Some((inner, after)) = element(rest, open, close) else {
             return Err(format!(
-                "the call of `{name}` holds something other than <parameter=…> elements"
+                "the call of `{name}` holds something other than {open}… elements"
             ));
         };
         let (key, text) = inner
-            .split_once('>')
-            .ok_or_else(|| format!("a parameter of `{name}` has no closing `>`"))?;
+            .split_once(sep)
+            .ok_or_else(|| format!("a parameter of `{name}` has no `{sep}` after its name"))?;
         arguments.push((attribute(key).to_string(), value(text)));
         rest = after;
     }
     Ok(arguments)
 }
+
+/// Qwen3-Coder's parameters.
+const QWEN3_PARAMETER: (&str, &str, &str) = ("<parameter=", ">", "</parameter>");
 
 /// Qwen3-Coder XML, in a `<tool_call>` (several `<function=…>` elements)
 /// or as the body of a `<function=` block (`name>` and the parameters).
@@ -95,13 +104,10 @@ fn one_function(inner: &str) -> Option<Result<RawCall, String>> {
     if !rest_start.is_empty() && !rest_start.starts_with("<parameter=") {
         return None;
     }
-    if !is_name(name) {
-        return Some(Err(format!(
-            "`{}` is not a tool name",
-            crate::text::shorten(name, 60)
-        )));
+    if let Err(e) = tool_name(name) {
+        return Some(Err(e));
     }
-    Some(parameters(rest, name).map(|arguments| RawCall {
+    Some(pairs(rest, QWEN3_PARAMETER, name).map(|arguments| RawCall {
         name: name.to_string(),
         arguments: RawArguments::Text(arguments),
     }))
@@ -118,11 +124,8 @@ pub fn glm(body: &str) -> Option<Result<Vec<RawCall>, String>> {
     if name_end == body.len() && !is_name(name) {
         return None;
     }
-    if !is_name(name) {
-        return Some(Err(format!(
-            "`{}` is not a tool name",
-            crate::text::shorten(name, 60)
-        )));
+    if let Err(e) = tool_name(name) {
+        return Some(Err(e));
     }
     let mut arguments = Vec::new();
     let mut rest = &body[name_end..];
@@ -157,29 +160,17 @@ pub fn minimax(body: &str) -> Option<Result<Vec<RawCall>, String>> {
                 "a MiniMax call is <invoke name=\"…\"> with <parameter name=\"…\"> elements".into(),
             ));
         };
-        let Some((name, mut params)) = inner.split_once('>') else {
+        let Some((name, params)) = inner.split_once('>') else {
             return Some(Err("an <invoke> has no closing `>`".into()));
         };
         let name = attribute(name);
-        if !is_name(name) {
-            return Some(Err(format!(
-                "`{}` is not a tool name",
-                crate::text::shorten(name, 60)
-            )));
+        if let Err(e) = tool_name(name) {
+            return Some(Err(e));
         }
-        let mut arguments = Vec::new();
-        while !params.trim().is_empty() {
-            let Some((p, after_p)) = element(params, "<parameter name=", "</parameter>") else {
-                return Some(Err(format!(
-                    "the call of `{name}` holds something other than <parameter name=…> elements"
-                )));
-            };
-            let Some((key, text)) = p.split_once('>') else {
-                return Some(Err(format!("a parameter of `{name}` has no closing `>`")));
-            };
-            arguments.push((attribute(key).to_string(), value(text)));
-            params = after_p;
-        }
+        let arguments = match pairs(params, ("<parameter name=", ">", "</parameter>"), name) {
+            Ok(arguments) => arguments,
+            Err(e) => return Some(Err(e)),
+        };
         calls.push(RawCall {
             name: name.to_string(),
             arguments: RawArguments::Text(arguments),
@@ -204,31 +195,21 @@ pub fn kimi_k3(body: &str) -> Option<Result<Vec<RawCall>, String>> {
                 "a Kimi K3 call is <|open|>call tool=\"…\"<|sep|> with its arguments".into(),
             ));
         };
-        let Some((head, mut arguments_text)) = inner.split_once(SEP) else {
+        let Some((head, arguments_text)) = inner.split_once(SEP) else {
             return Some(Err("a Kimi K3 call has no <|sep|> after its name".into()));
         };
         let name = attribute(head);
-        if !is_name(name) {
-            return Some(Err(format!(
-                "`{}` is not a tool name",
-                crate::text::shorten(name, 60)
-            )));
+        if let Err(e) = tool_name(name) {
+            return Some(Err(e));
         }
-        let mut arguments = Vec::new();
-        while !arguments_text.trim().is_empty() {
-            let Some((argument, after_argument)) =
-                element(arguments_text, ARGUMENT, "<|close|>argument<|sep|>")
-            else {
-                return Some(Err(format!(
-                    "the call of `{name}` holds something other than its arguments"
-                )));
-            };
-            let Some((key, text)) = argument.split_once(SEP) else {
-                return Some(Err(format!("an argument of `{name}` has no <|sep|>")));
-            };
-            arguments.push((attribute(key).to_string(), value(text)));
-            arguments_text = after_argument;
-        }
+        let arguments = match pairs(
+            arguments_text,
+            (ARGUMENT, SEP, "<|close|>argument<|sep|>"),
+            name,
+        ) {
+            Ok(arguments) => arguments,
+            Err(e) => return Some(Err(e)),
+        };
         calls.push(RawCall {
             name: name.to_string(),
             arguments: RawArguments::Text(arguments),
@@ -261,11 +242,8 @@ pub fn minimax_m3(body: &str) -> Option<Result<Vec<RawCall>, String>> {
             return Some(Err("an <invoke> has no closing `>`".into()));
         };
         let name = attribute(name);
-        if !is_name(name) {
-            return Some(Err(format!(
-                "`{}` is not a tool name",
-                crate::text::shorten(name, 60)
-            )));
+        if let Err(e) = tool_name(name) {
+            return Some(Err(e));
         }
         let arguments = match elements(params, 0) {
             Ok((nodes, tail)) if tail.trim().is_empty() => nodes
