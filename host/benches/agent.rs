@@ -29,11 +29,12 @@ use model_server::{ModelServer, ollama, openai};
 use serde_json::json;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-use toolcell::agent::view::Silent;
 use toolcell::agent::{Agent, AgentSettings, Outcome};
 use toolcell::approval::ApproveAll;
+use toolcell::call::dispatch::Dispatcher;
+use toolcell::call::runner::ToolRunner;
+use toolcell::call::view::Silent;
 use toolcell::config::WorkspaceConfig;
-use toolcell::dispatch::Dispatcher;
 use toolcell::llm::stream::TurnDecoder;
 use toolcell::llm::{self, StreamEvent};
 use toolcell::registry::Registry;
@@ -272,8 +273,10 @@ fn agent_rounds(filter_tools_above: usize, label: &str) {
             let h = started.elapsed();
 
             let started = Instant::now();
-            let call = runtime.block_on(dispatcher.call("noop_3", &json!({}), &ApproveAll));
-            assert!(call.result.is_ok());
+            let call = runtime.block_on(
+                ToolRunner::unrecorded(&dispatcher, &ApproveAll).call("noop_3", json!({})),
+            );
+            assert!(call.value.is_some());
             let n = started.elapsed();
             if i >= WARMUP {
                 answer.push(a);

@@ -28,13 +28,15 @@ use stats::{median, percentiles};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use toolcell::approval::{ApprovalMode, ApproveAll};
+use toolcell::approval::ApproveAll;
+use toolcell::call::dispatch::Dispatcher;
+use toolcell::call::runner::ToolRunner;
 use toolcell::config::WorkspaceConfig;
-use toolcell::dispatch::Dispatcher;
-use toolcell::grant::{ApprovalSource, ToolGrant};
-use toolcell::limits::Limits;
 use toolcell::registry::Registry;
+use toolcell::registry::grant::ApprovalMode;
+use toolcell::registry::grant::{ApprovalSource, ToolGrant};
 use toolcell::sandbox::{Allocation, PreparedTool, Sandbox, SandboxOptions};
+use toolcell::tool::limits::Limits;
 
 /// Calls per case and round, after warm-up.
 const CALLS: usize = 2_000;
@@ -173,9 +175,11 @@ fn main() {
         cases.push(Case {
             label: format!("read_file 4 KB, whole path ({a:?})"),
             call: Box::new(move || {
-                let outcome =
-                    runtime.block_on(setup.dispatcher.call("read_file", args, &ApproveAll));
-                assert_eq!(outcome.result.as_ref().unwrap()["size"], 4096);
+                let result = runtime.block_on(
+                    ToolRunner::unrecorded(&setup.dispatcher, &ApproveAll)
+                        .call("read_file", args.clone()),
+                );
+                assert_eq!(result.value.as_ref().unwrap()["size"], 4096);
             }),
             p50s: Vec::new(),
             p99s: Vec::new(),

@@ -8,7 +8,7 @@
 //! machines are noisy):
 //!
 //! 1. **Starting a program**, in process: spawning `/bin/true` and waiting
-//!    for it as `run_command` does ([`toolcell::child::command`]), bare and
+//!    for it as `run_command` does ([`toolcell::util::child::command`]), bare and
 //!    with its confinement prepared (the private folder, the Landlock
 //!    ruleset and its rules, the seccomp program) and applied in the child.
 //!    The difference is what confinement adds to a `run_command` call.
@@ -32,10 +32,10 @@ use stats::median;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+use toolcell::config::mcp_server::McpServerConfig;
 use toolcell::config::{Root, RootAccess};
 use toolcell::contain::{Confinement, NetworkAccess};
 use toolcell::mcp::client::McpServers;
-use toolcell::mcp::config::McpServerConfig;
 
 /// Interleaved rounds of each figure.
 const ROUNDS: usize = 7;
@@ -92,7 +92,7 @@ fn spawning(workspace: &Path) {
     let once = |confined: bool| {
         let started = Instant::now();
         let prepared = confined.then(|| confinement.prepare("`true`", "here").unwrap());
-        let mut command = toolcell::child::command("/bin/true", libc::SIGKILL);
+        let mut command = toolcell::util::child::command("/bin/true", libc::SIGKILL);
         command
             .current_dir(workspace)
             .stdin(Stdio::null())

@@ -24,7 +24,7 @@
 //!   SDK's dispatch with no work, the floor under any call;
 //! - the server's own time per call, as it reports it in the answer's
 //!   `_meta` (validation, policy, the cell, the call, the result);
-//! - in process, with the library: `Dispatcher::call` (validation, policy,
+//! - in process, with the library: `ToolRunner::run` (validation, policy,
 //!   instantiation, the call; no transport, no store), once building each
 //!   cell in the call and once with cells built ahead (as `toolcell mcp`
 //!   does), and a call through `ToolRunner` with its run recorded in a
@@ -52,15 +52,15 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
-use toolcell::agent::view::Silent;
 use toolcell::approval::{Approver, StandingApprovals};
-use toolcell::calls::{Recording, ToolRunner};
+use toolcell::call::dispatch::Dispatcher;
+use toolcell::call::runner::{Record, Recording, Request, ToolRunner};
+use toolcell::call::view::Silent;
 use toolcell::config::WorkspaceConfig;
-use toolcell::dispatch::Dispatcher;
 use toolcell::llm::ToolCall;
-use toolcell::mcp::server::{BUILT_AHEAD_KEY, SERVER_TIME_KEY};
 use toolcell::registry::Registry;
 use toolcell::sandbox::{Allocation, SandboxOptions};
+use toolcell::serve::mcp::{BUILT_AHEAD_KEY, SERVER_TIME_KEY};
 use toolcell::store::{RunStatus, Store};
 
 /// Measured calls per case and round, sequential on one connection (the
@@ -180,7 +180,7 @@ fn main() {
             &Stats::of(reference_parse),
         ),
         (
-            "in process: Dispatcher::call (no transport, no store)",
+            "in process: ToolRunner::run (no transport, no store)",
             &Stats::of(local.dispatcher),
         ),
         (
@@ -412,7 +412,7 @@ fn check(result: &Value) {
 
 /// The in-process figures, each [`CALLS`] after [`WARMUP`].
 struct InProcess {
-    /// `Dispatcher::call` on a current-thread runtime, each cell built in
+    /// `ToolRunner::run` on a current-thread runtime, each cell built in
     /// the call.
     dispatcher: Vec<Duration>,
     /// The same with cells built ahead by the sandbox's keeper.
@@ -458,9 +458,11 @@ fn in_process(workspace: &Path, cache: &Path, state: &Path) -> InProcess {
     };
     let direct = |dispatcher: &Dispatcher| {
         let start = Instant::now();
-        let outcome = current.block_on(dispatcher.call("read_file", &args, &approver));
+        let result = current.block_on(
+            ToolRunner::unrecorded(dispatcher, &approver).call("read_file", args.clone()),
+        );
         let elapsed = start.elapsed();
-        check_value(outcome.result.as_ref().unwrap());
+        check_value(result.value.as_ref().unwrap());
         elapsed
     };
     let dispatcher_samples = measure(&mut |_| direct(&dispatcher));
@@ -493,9 +495,10 @@ fn check_value(value: &Value) {
     );
 }
 
-/// One call as `ToolServer::call` (host/src/mcp/server.rs) makes it, less
-/// the MCP types: a run and its tool call recorded in the store, the call
-/// through `ToolRunner`, both ends recorded; returns the answer's text.
+/// One call as `ToolServer::call` (host/src/serve/mcp.rs) makes one that
+/// may change something, less the MCP types: a run of its own and its tool
+/// call recorded in the store as it goes, both ends committed; returns the
+/// answer's text.
 async fn recorded_call(
     dispatcher: &Dispatcher,
     store: &Store,
@@ -507,27 +510,29 @@ async fn recorded_call(
     let runner = ToolRunner {
         dispatcher,
         approver,
-        recording: Some(Recording { store, run }),
+        record: Record::InRun(Recording { store, run }),
+        result_limit: None,
     };
     let call = ToolCall {
         id: format!("mcp_{n}"),
         name: "read_file".into(),
         arguments: args.to_string(),
     };
-    let row = runner.start(&call);
-    let mut result = runner
-        .run(&call, args, &mut Silent, &CancellationToken::new())
+    let result = runner
+        .run(
+            &call,
+            Request::Run(args.clone()),
+            &mut Silent,
+            &CancellationToken::new(),
+        )
         .await;
-    let content = result.content.clone();
-    runner.finish(&call, row, &mut result, &content);
     let status = if result.value.is_some() {
         RunStatus::Succeeded
     } else {
         RunStatus::Failed
     };
-    store
-        .finish_run(run, status, None, result.error_message.as_deref())
-        .unwrap();
+    let error = result.error.as_ref().map(|e| e.message.as_str());
+    store.finish_run(run, status, None, error).unwrap();
     let value = result.value.unwrap_or_else(|| panic!("{}", result.content));
     check_value(&value);
     value.to_string()

@@ -30,11 +30,11 @@ mod stats;
 
 use stats::{median, percentiles};
 use std::time::{Duration, Instant};
-use toolcell::approval::ApprovalMode;
-use toolcell::grant::{ApprovalSource, Preopen, ToolGrant};
-use toolcell::limits::Limits;
+use toolcell::install::scaffold::Lang;
+use toolcell::registry::grant::ApprovalMode;
+use toolcell::registry::grant::{ApprovalSource, Preopen, ToolGrant};
 use toolcell::sandbox::{Allocation, Sandbox, SandboxOptions};
-use toolcell::scaffold::Lang;
+use toolcell::tool::limits::Limits;
 
 /// Interleaved rounds per case; the median round is reported.
 const ROUNDS: usize = 5;

@@ -4,7 +4,7 @@
 //!
 //! 1. Overhead of `tool()` from a script: a script calling the no-op tool
 //!    in a loop, against the same calls through the Rust API
-//!    (`Dispatcher::call`) in the same run; without a run store, and with
+//!    (`ToolRunner::call`) in the same run; without a run store, and with
 //!    one (the CLI records every call in SQLite).
 //! 2. Start-up of `toolcell run` for a trivial script with a warm
 //!    component cache, against `toolcell --version` (process start alone).
@@ -22,14 +22,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolcell::approval::ApproveAll;
+use toolcell::call::dispatch::Dispatcher;
+use toolcell::call::runner::ToolRunner;
 use toolcell::config::WorkspaceConfig;
-use toolcell::dispatch::Dispatcher;
+use toolcell::config::workflow::ScriptLimits;
 use toolcell::registry::Registry;
 use toolcell::sandbox::{Allocation, SandboxOptions};
 use toolcell::store::Store;
 use toolcell::workflow::Workflow;
 use toolcell::workflow::host_api::HostContext;
-use toolcell::workflow::limits::ScriptLimits;
 
 /// Calls per measurement.
 const CALLS: usize = 2_000;
@@ -100,13 +101,14 @@ fn script_overhead(root: &Path, cache: &Path) {
         })
     };
     // Warm up: compile the component, fill the pool.
-    runtime.block_on(dispatcher.call("noop", &json!({}), &ApproveAll));
+    let runner = ToolRunner::unrecorded(&dispatcher, &ApproveAll);
+    runtime.block_on(runner.call("noop", json!({})));
     let (mut direct, mut scripted, mut recorded) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..REPEATS {
         let started = Instant::now();
         for _ in 0..CALLS {
-            let outcome = runtime.block_on(dispatcher.call("noop", &json!({}), &ApproveAll));
-            assert!(outcome.result.is_ok());
+            let result = runtime.block_on(runner.call("noop", json!({})));
+            assert!(result.value.is_some());
         }
         direct.push(started.elapsed() / CALLS as u32);
 
@@ -130,7 +132,7 @@ fn script_overhead(root: &Path, cache: &Path) {
         "tool() from a script, {CALLS} calls of the no-op tool, mean per call (median of {REPEATS}):"
     );
     println!(
-        "  Rust API (Dispatcher::call)          {:>7.1} µs",
+        "  Rust API (ToolRunner::call)          {:>7.1} µs",
         micros(d)
     );
     println!(

@@ -5,6 +5,6 @@ fn main() {
     let code = toolcell::cli::main();
     // Normally every server was stopped with its workspace; this covers
     // whatever an error path left running.
-    toolcell::child::stop_all();
+    toolcell::util::child::stop_all();
     std::process::exit(code);
 }

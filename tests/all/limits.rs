@@ -4,8 +4,9 @@
 use crate::harness::Workspace;
 use serde_json::json;
 use toolcell::approval::ApproveAll;
+use toolcell::call::dispatch::Dispatcher;
+use toolcell::call::runner::ToolRunner;
 use toolcell::config::WorkspaceConfig;
-use toolcell::dispatch::Dispatcher;
 use toolcell::registry::Registry;
 use toolcell::sandbox::{Allocation, SandboxOptions};
 
@@ -134,25 +135,24 @@ async fn the_next_call_succeeds_after_each_failure() {
             ),
             (json!({"action": "fail"}), "not-found"),
         ];
+        let runner = ToolRunner::unrecorded(&dispatcher, &ApproveAll);
         for (args, kind) in failures {
-            let outcome = dispatcher.call("probe", &args, &ApproveAll).await;
-            let error = outcome.result.expect_err("the call should fail");
-            assert_eq!(error.kind(), kind, "{args}: {error}");
-            let next = dispatcher
-                .call("probe", &json!({"action": "echo", "n": 1}), &ApproveAll)
+            let outcome = runner.call("probe", args.clone()).await;
+            let error = outcome.error.expect("the call should fail");
+            assert_eq!(error.kind.as_str(), kind, "{args}: {}", error.message);
+            let next = runner
+                .call("probe", json!({"action": "echo", "n": 1}))
                 .await;
             assert_eq!(
-                next.result.expect("the next call works")["n"],
+                next.value.expect("the next call works")["n"],
                 1,
                 "after {kind} ({allocation:?})"
             );
         }
         // Memory does not carry over either: many allocating calls in a row.
         for _ in 0..5 {
-            let outcome = dispatcher
-                .call("probe", &json!({"action": "alloc"}), &ApproveAll)
-                .await;
-            assert_eq!(outcome.result.unwrap_err().kind(), "memory-limit");
+            let outcome = runner.call("probe", json!({"action": "alloc"})).await;
+            assert_eq!(outcome.error.unwrap().kind.as_str(), "memory-limit");
         }
     }
 }

@@ -30,6 +30,7 @@ mod dialects;
 mod file_tools;
 mod hardening;
 mod install_url;
+mod layers;
 mod limits;
 mod llama;
 mod manifests;

@@ -7,7 +7,7 @@
 use crate::harness::Workspace;
 use crate::polyglot;
 use serde_json::json;
-use toolcell::scaffold::Lang;
+use toolcell::install::scaffold::Lang;
 
 /// `tools new` → build → `tools add` → calls, for one language.
 fn scaffolded_tool_works_and_is_confined(lang: Lang, flag: &str) {

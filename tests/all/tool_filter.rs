@@ -17,7 +17,7 @@ use crate::model_server::{ModelServer, ollama};
 use serde_json::{Value, json};
 use toolcell::agent::filter::{MAX_MATCHED, ToolIndex, definition_tokens, more_tools_spec};
 use toolcell::llm::ToolSpec;
-use toolcell::manifest::ToolManifest;
+use toolcell::tool::manifest::ToolManifest;
 
 /// The built-in file tools, as their manifests describe them (the corpus
 /// was written around them; `web_fetch` and `run_command` are left out, as

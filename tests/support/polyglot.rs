@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
-use toolcell::scaffold::{self, Lang};
+use toolcell::install::scaffold::{self, Lang};
 
 /// Where the pinned component toolchains are installed.
 pub struct Toolchains {

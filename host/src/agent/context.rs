@@ -29,18 +29,9 @@ pub fn tools_bytes(tools: &[ToolSpec]) -> usize {
     tools.iter().map(|t| t.to_wire().to_string().len()).sum()
 }
 
-/// `result` cut to its share of a `num_ctx` context, with a note saying so.
-pub fn cut_tool_result(result: String, num_ctx: u32) -> String {
-    let max = num_ctx as usize * BYTES_PER_TOKEN / TOOL_RESULT_SHARE;
-    if result.len() <= max {
-        return result;
-    }
-    let at = result.floor_char_boundary(max);
-    format!(
-        "{}\n[cut: the result has {} bytes; only the first {at} fit in the context. Ask for less: a smaller file, a narrower search, a line range.]",
-        &result[..at],
-        result.len()
-    )
+/// The most of one tool result that fits its share of a `num_ctx` context.
+pub fn tool_result_bytes(num_ctx: u32) -> usize {
+    num_ctx as usize * BYTES_PER_TOKEN / TOOL_RESULT_SHARE
 }
 
 /// Drops the oldest exchanges until the estimate fits `num_ctx` (minus the
@@ -128,7 +119,7 @@ mod tests {
 
     #[test]
     fn long_results_are_cut_on_a_character_boundary() {
-        let cut = cut_tool_result("é".repeat(5000), 2048);
+        let cut = crate::call::runner::cut_result("é".repeat(5000), tool_result_bytes(2048));
         assert!(cut.contains("[cut: the result has 10000 bytes"));
     }
 }

@@ -15,10 +15,6 @@ use rust_stemmers::{Algorithm, Stemmer};
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
 
-/// Offer every tool up to this many: the built-in file tools and a few
-/// more fit any context of 8k tokens and up.
-pub const DEFAULT_FILTER_TOOLS_ABOVE: usize = 12;
-
 /// The tool through which the model asks for tools it was not offered.
 pub const MORE_TOOLS: &str = "more_tools";
 

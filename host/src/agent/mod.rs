@@ -16,13 +16,13 @@ pub mod fit;
 pub mod prompt;
 pub mod repeat;
 pub mod text_tools;
-pub mod view;
 
-use crate::approval::{ApprovalMode, Approver};
-pub use crate::calls::Recording;
-use crate::calls::{CallResult, ToolRunner};
-use crate::dispatch::Dispatcher;
-use crate::grant::ToolGrant;
+use crate::approval::Approver;
+use crate::call::dispatch::Dispatcher;
+use crate::call::error::ErrorKind;
+use crate::call::offer::offered_tools;
+use crate::call::runner::{CallResult, Record, Recording, Request, ToolRunner};
+use crate::call::view::{AgentView, CallStatus};
 use crate::llm::dialect::{Dialect, HERMES, Reply, Shown, shown::StreamView};
 use crate::llm::recover;
 use crate::llm::{
@@ -34,12 +34,6 @@ use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::time::Instant;
 use tokio_util::sync::CancellationToken;
-use view::{AgentView, CallStatus};
-
-/// Model requests per task when nothing else is set: enough for a
-/// read-think-edit-check cycle over a few files, small enough that a model
-/// stuck in a loop stops soon.
-pub const DEFAULT_MAX_ROUNDS: u32 = 10;
 
 /// How an agent works.
 #[derive(Debug, Clone)]
@@ -337,7 +331,7 @@ impl<'a> Agent<'a> {
         let Some(index) = &self.filter else {
             return CallResult::refused(
                 format!("there is no tool `{MORE_TOOLS}`: every tool is offered already"),
-                "unknown-tool",
+                ErrorKind::UnknownTool,
                 CallStatus::Failed,
                 started,
             );
@@ -530,30 +524,28 @@ impl<'a> Agent<'a> {
         let runner = ToolRunner {
             dispatcher: self.dispatcher,
             approver: self.approver,
-            recording: self.recording,
+            record: match self.recording {
+                Some(rec) => Record::InRun(rec),
+                None => Record::Nothing,
+            },
+            result_limit: Some(context::tool_result_bytes(self.settings.num_ctx)),
         };
         let mut stopped = false;
         let mut text_results = Vec::new();
         for call in &turn.tool_calls {
-            let row = runner.start(call);
-            let mut result = if stopped || cancel.is_cancelled() {
+            let request = if stopped || cancel.is_cancelled() {
                 stopped = true;
-                CallResult::cancelled("the run was stopped before this call ran")
+                Request::Answered(CallResult::cancelled(
+                    "the run was stopped before this call ran",
+                ))
             } else {
-                self.run_call(&runner, call, turn.finish == Finish::Length, view, cancel)
-                    .await
+                self.call_request(call, turn.finish == Finish::Length)
             };
+            let result = runner.run(call, request, view, cancel).await;
             if result.quit || result.status == CallStatus::Cancelled {
                 stopped = true;
             }
-            let content = context::cut_tool_result(result.content.clone(), self.settings.num_ctx);
-            view.call_status(
-                call,
-                result.status,
-                Some(result.duration),
-                Some(&crate::text::one_line(&content, 100)),
-            );
-            runner.finish(call, row, &mut result, &content);
+            let content = result.content;
             if self.text_tools {
                 text_results.push((call.name.clone(), content));
             } else {
@@ -569,23 +561,25 @@ impl<'a> Agent<'a> {
         if stopped { Err(()) } else { Ok(()) }
     }
 
-    /// One call: parse, guard against repeats, then the runner.
-    async fn run_call(
-        &mut self,
-        runner: &ToolRunner<'_>,
-        call: &ToolCall,
-        cut_off: bool,
-        view: &mut dyn AgentView,
-        cancel: &CancellationToken,
-    ) -> CallResult {
+    /// What the runner is asked to do with one call: run it with its
+    /// parsed arguments, or give back the answer the agent made itself
+    /// (`more_tools`, a call that cannot run: unknown, unreadable, cut off,
+    /// repeated).
+    fn call_request(&mut self, call: &ToolCall, cut_off: bool) -> Request {
         let started = Instant::now();
-        let refused =
-            |message: String, kind| CallResult::refused(message, kind, CallStatus::Failed, started);
+        let refused = |message: String, kind| {
+            Request::Answered(CallResult::refused(
+                message,
+                kind,
+                CallStatus::Failed,
+                started,
+            ))
+        };
         if call.name == MORE_TOOLS && self.filter.is_some() {
             let args = recover::parse_lenient(&call.arguments)
                 .map(|(v, _)| v)
                 .unwrap_or(Value::Null);
-            return self.more_tools(&args, started);
+            return Request::Answered(self.more_tools(&args, started));
         }
         if !call.name.is_empty() && !self.tools.iter().any(|t| t.name == call.name) {
             if self.available.iter().any(|t| t.name == call.name) {
@@ -600,7 +594,7 @@ impl<'a> Agent<'a> {
                         call.name,
                         names.join(", ")
                     ),
-                    "unknown-tool",
+                    ErrorKind::UnknownTool,
                 );
             }
         }
@@ -610,7 +604,7 @@ impl<'a> Agent<'a> {
                     "{}. Send the call again, complete. {}",
                     call.arguments, self.dialect.how_to_call
                 ),
-                "invalid-call",
+                ErrorKind::InvalidCall,
             );
         }
         let args = match call.parsed_arguments() {
@@ -621,7 +615,7 @@ impl<'a> Agent<'a> {
                         "the arguments of `{}` were cut off by the model's output limit, so the call was not run. Send it again with shorter arguments (for a long file, write a first part and add the rest with further edits).",
                         call.name
                     ),
-                    "truncated",
+                    ErrorKind::Truncated,
                 );
             }
             // Almost-JSON (single quotes, trailing commas, Python
@@ -634,49 +628,17 @@ impl<'a> Agent<'a> {
                             "{problem}. The call was not run; send it again with a JSON object that fits the schema of `{}`.",
                             call.name
                         ),
-                        "invalid-args",
+                        ErrorKind::InvalidArgs,
                     );
                 }
             },
         };
         if let Some(message) = self.repeat.check(&call.name, &args) {
-            return refused(message, "repeated");
+            return refused(message, ErrorKind::Repeated);
         }
         self.kept.insert(call.name.clone());
-        runner.run(call, &args, view, cancel).await
+        Request::Run(args)
     }
-}
-
-/// The tools to offer: every registered tool that is enabled, not denied
-/// and able to reach what it is for, with its schema.
-pub fn offered_tools(dispatcher: &Dispatcher) -> Vec<ToolSpec> {
-    let registry = dispatcher.registry();
-    registry
-        .names()
-        .into_iter()
-        .filter_map(|name| {
-            let entry = registry.get(name)?;
-            let grant = ToolGrant::resolve(&entry.manifest, dispatcher.config()).ok()?;
-            // A tool for any host or program the user grants (`web_fetch`,
-            // `run_command`) reaches nothing until they grant one: offering
-            // it would only invite calls that fail. A tool for programs
-            // asks for hosts too (its programs'): the programs decide.
-            let any = |asked: &[String]| asked.iter().any(|a| a == "*");
-            let caps = &entry.manifest.capabilities;
-            let unreachable = if any(&caps.process) {
-                grant.process.is_empty()
-            } else {
-                any(&caps.network) && grant.network.is_empty()
-            };
-            (grant.enabled && grant.approval != ApprovalMode::Deny && !unreachable).then(|| {
-                ToolSpec {
-                    name: name.to_string(),
-                    description: entry.manifest.description.clone(),
-                    parameters: entry.manifest.parameters.clone(),
-                }
-            })
-        })
-        .collect()
 }
 
 /// Streams what a reply shows.

@@ -1,42 +1,22 @@
 //! Approvals: whether a tool call may run, decided by policy and, when the
 //! policy says `ask`, by whoever answers for the user.
 //!
-//! The policy (manifest default, config override) gives an [`ApprovalMode`];
+//! The policy (manifest default, config override) gives an
+//! [`ApprovalMode`](crate::registry::grant::ApprovalMode);
 //! an [`Approver`] answers the `ask` case. An approval covers one call with
 //! exactly the arguments shown, once.
 //!
 //! - [`StandingApprovals`]: what was granted up front (`--yes`,
 //!   `--approve TOOL`, a schedule's `approve` list), then the terminal if
 //!   there is one, else a denial that says how to grant it;
-//! - [`terminal`]: the prompt, with the change a call would make ([`preview`]).
+//! - [`terminal`]: the prompt, with the change a call would make
+//!   ([`crate::effect::preview`]).
 
-pub mod preview;
 pub mod terminal;
 
 use async_trait::async_trait;
 use serde_json::Value;
 use std::collections::BTreeSet;
-
-/// What the policy says about calls of one tool.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApprovalMode {
-    /// Run without asking.
-    Auto,
-    /// Ask the user before every call.
-    Ask,
-    /// Never run.
-    Deny,
-}
-
-impl std::fmt::Display for ApprovalMode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            ApprovalMode::Auto => "auto",
-            ApprovalMode::Ask => "ask",
-            ApprovalMode::Deny => "deny",
-        })
-    }
-}
 
 /// One call waiting for approval.
 #[derive(Debug)]
@@ -89,14 +69,40 @@ pub enum Decision {
     Quit,
 }
 
-impl Decision {
-    /// For the run record.
-    pub fn label(&self) -> &'static str {
+/// Who or what let a call run, or kept it from running, as recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decided {
+    /// The policy: the tool runs without asking.
+    Auto,
+    /// Nobody was asked: the call was refused or answered before.
+    NotAsked,
+    Approved,
+    ApprovedForRun,
+    Declined,
+    Quit,
+}
+
+impl Decided {
+    /// The word in the run record.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Decision::Approved => "approved",
-            Decision::ApprovedForRun => "approved-for-run",
-            Decision::Declined(_) => "declined",
-            Decision::Quit => "quit",
+            Decided::Auto => "auto",
+            Decided::NotAsked => "not-asked",
+            Decided::Approved => "approved",
+            Decided::ApprovedForRun => "approved-for-run",
+            Decided::Declined => "declined",
+            Decided::Quit => "quit",
+        }
+    }
+}
+
+impl From<&Decision> for Decided {
+    fn from(decision: &Decision) -> Self {
+        match decision {
+            Decision::Approved => Decided::Approved,
+            Decision::ApprovedForRun => Decided::ApprovedForRun,
+            Decision::Declined(_) => Decided::Declined,
+            Decision::Quit => Decided::Quit,
         }
     }
 }

@@ -41,7 +41,7 @@ pub fn render(request: &ApprovalRequest<'_>) -> String {
     text.push_str(&format!("? `{}` wants to run with:\n", request.tool));
     let args = serde_json::to_string_pretty(request.args).unwrap_or_default();
     let args = if args.len() > MAX_SHOWN_ARGS {
-        let head = crate::text::shorten(&args, MAX_SHOWN_ARGS / 2);
+        let head = crate::util::text::shorten(&args, MAX_SHOWN_ARGS / 2);
         format!("{head}\n  … ({} characters in all)", args.chars().count())
     } else {
         args
@@ -64,7 +64,7 @@ pub fn render(request: &ApprovalRequest<'_>) -> String {
     }
     // Nothing in the arguments, the warning or the preview may hide or
     // reorder what is shown.
-    let mut text = crate::text::for_terminal(&text).into_owned();
+    let mut text = crate::util::text::for_terminal(&text).into_owned();
     if !request.offers_for_run() {
         text.push_str("  [y] yes  [n] no (add a reason: `n too risky`)  [q] quit\n> ");
     } else {

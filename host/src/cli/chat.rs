@@ -4,10 +4,11 @@
 use super::interrupts::Interrupts;
 use super::view::TerminalView;
 use super::{EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, open_dispatcher};
-use crate::agent::view::AgentView;
-use crate::agent::{Agent, AgentSettings, Outcome, Recording, fit};
+use crate::agent::{Agent, AgentSettings, Outcome, fit};
 use crate::approval::StandingApprovals;
-use crate::config::MAX_ROUNDS_LIMIT;
+use crate::call::runner::Recording;
+use crate::call::view::AgentView;
+use crate::config::agent::MAX_ROUNDS_LIMIT;
 use crate::llm::ProviderKind;
 use crate::store::{RunStatus, Store};
 use anyhow::{Context, Result, anyhow};

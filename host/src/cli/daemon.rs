@@ -3,9 +3,9 @@
 
 use super::{EXIT_INTERRUPTED, EXIT_OK, sandbox_options};
 use crate::config::WorkspaceConfig;
-use crate::locations;
 use crate::schedule::clock::SystemClock;
 use crate::schedule::daemon::{self, DaemonOptions, RELOAD_POLL};
+use crate::util::locations;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use std::path::PathBuf;
@@ -64,7 +64,7 @@ fn watch_signals(stop: CancellationToken) -> Result<()> {
             }
             if stop.is_cancelled() {
                 say!("toolcell: stopped at once");
-                crate::child::stop_all();
+                crate::util::child::stop_all();
                 std::process::exit(EXIT_INTERRUPTED);
             }
             stop.cancel();

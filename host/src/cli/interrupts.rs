@@ -22,7 +22,7 @@ impl Interrupts {
                 let token = handle.token();
                 if token.is_cancelled() {
                     say!("\ntoolcell: stopped at once");
-                    crate::child::stop_all();
+                    crate::util::child::stop_all();
                     std::process::exit(EXIT_INTERRUPTED);
                 }
                 say!("\ntoolcell: stopping (Ctrl-C again to quit at once)");

@@ -1,9 +1,9 @@
 //! `toolcell mcp`: serves the workspace's tools over MCP on stdio (see
-//! [`crate::mcp::server`]). Stdout carries the protocol; logs go to stderr.
+//! [`crate::serve::mcp`]). Stdout carries the protocol; logs go to stderr.
 
 use super::{EXIT_INTERRUPTED, EXIT_OK, open_dispatcher_for_many_calls};
 use crate::approval::StandingApprovals;
-use crate::mcp::server::ToolServer;
+use crate::serve::mcp::ToolServer;
 use crate::store::DeferredRecorder;
 use crate::store::Store;
 use anyhow::{Context, Result};
@@ -113,7 +113,7 @@ fn end_if_stuck_after_a_signal(recorder: Weak<DeferredRecorder>) -> Result<()> {
                 if let Some(recorder) = recorder.upgrade() {
                     recorder.flush();
                 }
-                crate::child::stop_all();
+                crate::util::child::stop_all();
                 std::process::exit(EXIT_INTERRUPTED);
             }
         })?;

@@ -13,7 +13,7 @@
 //! - 130: the user stopped the run (Ctrl-C).
 
 /// `eprintln!` for what toolcell says on stderr: the whole message goes
-/// through [`crate::text::for_terminal`], so text from outside inside it (a
+/// through [`crate::util::text::for_terminal`], so text from outside inside it (a
 /// model server's error, a tool's name, a path) cannot drive the terminal.
 macro_rules! say {
     ($($arg:tt)*) => {
@@ -41,11 +41,11 @@ mod trust;
 mod undo;
 mod view;
 
+use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
-use crate::dispatch::Dispatcher;
-use crate::locations;
 use crate::registry::Registry;
 use crate::sandbox::{Allocation, SandboxOptions};
+use crate::util::locations;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
 use std::io::{IsTerminal, Write};
@@ -172,12 +172,12 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// Writes `text` and a newline to stdout: shown visibly
-/// ([`crate::text::for_terminal`]) when stdout is a terminal, as it is
+/// ([`crate::util::text::for_terminal`]) when stdout is a terminal, as it is
 /// when piped (an export, an answer saved to a file keeps its bytes).
 fn print_out(text: &str) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     if stdout.is_terminal() {
-        writeln!(stdout, "{}", crate::text::for_terminal(text))?;
+        writeln!(stdout, "{}", crate::util::text::for_terminal(text))?;
     } else {
         writeln!(stdout, "{text}")?;
     }
@@ -189,7 +189,7 @@ fn print_out(text: &str) -> Result<()> {
 /// [`say!`] and the log use. stderr is for people, whatever it is.
 pub(crate) fn print_err(text: &str, line: bool) {
     let mut stderr = std::io::stderr().lock();
-    let _ = stderr.write_all(crate::text::for_terminal(text).as_bytes());
+    let _ = stderr.write_all(crate::util::text::for_terminal(text).as_bytes());
     if line {
         let _ = stderr.write_all(b"\n");
     }

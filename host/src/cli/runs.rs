@@ -118,7 +118,7 @@ fn summary_line(run: &RunSummary) -> String {
         run.status,
         kind,
         run.tool_calls,
-        crate::text::one_line(&run.title, 60)
+        crate::util::text::one_line(&run.title, 60)
     )
 }
 
@@ -153,7 +153,7 @@ fn render(detail: &RunDetail) -> String {
             "  {:>3}. {} {}  [{}{}] {}\n       → {}\n",
             call.seq,
             call.tool,
-            crate::text::one_line(&call.arguments, 80),
+            crate::util::text::one_line(&call.arguments, 80),
             call.status,
             call.decision
                 .as_deref()
@@ -162,7 +162,7 @@ fn render(detail: &RunDetail) -> String {
             call.duration_ms
                 .map(|d| format!("{d:.1} ms"))
                 .unwrap_or_default(),
-            crate::text::one_line(call.result.as_deref().unwrap_or(""), 100),
+            crate::util::text::one_line(call.result.as_deref().unwrap_or(""), 100),
         ));
     }
     if !detail.logs.is_empty() {

@@ -2,8 +2,8 @@
 //! their next fire times, a run now, and a systemd user unit for the daemon.
 
 use super::{EXIT_ERROR, EXIT_OK, load_workspace, open_dispatcher, print_out};
-use crate::schedule::config::ScheduleConfig;
-use crate::schedule::daemon::unattended_launch;
+use crate::config::schedule::ScheduleConfig;
+use crate::schedule::launch::unattended_launch;
 use crate::store::{RunStatus, Store, Trigger};
 use crate::workflow::Workflow;
 use anyhow::{Context, Result, bail};
@@ -96,7 +96,7 @@ fn list(schedules: &[ScheduleConfig], count: usize, json: bool) -> Result<i32> {
     Ok(EXIT_OK)
 }
 
-fn run_now(dispatcher: crate::dispatch::Dispatcher, name: &str) -> Result<i32> {
+fn run_now(dispatcher: crate::call::dispatch::Dispatcher, name: &str) -> Result<i32> {
     let Some(schedule) = dispatcher
         .config()
         .schedules

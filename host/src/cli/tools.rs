@@ -4,18 +4,21 @@ use super::{
     EXIT_DENIED, EXIT_ERROR, EXIT_OK, EXIT_TOOL_FAILED, load_workspace, open_dispatcher, print_out,
 };
 use crate::approval::StandingApprovals;
+use crate::call::dispatch::Dispatcher;
+use crate::call::error::ErrorKind;
+use crate::call::runner::{Failure, ToolRunner};
+use crate::call::view::CallStatus;
 use crate::config::WorkspaceConfig;
-use crate::dispatch::Dispatcher;
-use crate::download::{self, PinnedUrl};
-use crate::grant::{ApprovalSource, ToolGrant};
+use crate::install::download::{self, PinnedUrl};
+use crate::install::scaffold::{self, Lang};
 use crate::install::{self, ToolFiles};
-use crate::locations;
-use crate::manifest::ManifestApproval;
 use crate::mcp::client::McpServers;
 use crate::mcp::pins::{Change, ToolPins};
+use crate::registry::grant::{ApprovalSource, ToolGrant};
 use crate::registry::{Backend, Registry, ToolEntry};
 use crate::sandbox::Sandbox;
-use crate::scaffold::{self, Lang};
+use crate::tool::manifest::ManifestApproval;
+use crate::util::locations;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use serde_json::{Value, json};
@@ -152,8 +155,8 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
             };
             let sandbox = Sandbox::new(super::sandbox_options())?;
             let confirm =
-                |manifest: &crate::manifest::ToolManifest,
-                 replaced: Option<&crate::manifest::ToolManifest>| {
+                |manifest: &crate::tool::manifest::ToolManifest,
+                 replaced: Option<&crate::tool::manifest::ToolManifest>| {
                     confirm_install(manifest, replaced, yes)
                 };
             let manifest =
@@ -219,8 +222,8 @@ fn fetch_urls(args: &[String], dir: &Path) -> Result<Vec<PathBuf>> {
 /// Shows what the tool asks for and takes the user's yes: `--yes`, or an
 /// answer on the terminal; without either nothing is installed.
 fn confirm_install(
-    manifest: &crate::manifest::ToolManifest,
-    replaced: Option<&crate::manifest::ToolManifest>,
+    manifest: &crate::tool::manifest::ToolManifest,
+    replaced: Option<&crate::tool::manifest::ToolManifest>,
     yes: bool,
 ) -> Result<()> {
     use std::io::IsTerminal;
@@ -345,7 +348,7 @@ fn list(config: &WorkspaceConfig, registry: &Registry, json: bool) -> Result<i32
                 Backend::Component(_) => entry.manifest.capabilities.fs.to_string(),
             },
             // A row is one line, whatever a server wrote.
-            crate::text::for_terminal_line(&shorten(
+            crate::util::text::for_terminal_line(&shorten(
                 &entry.manifest.description,
                 DESCRIPTION_WIDTH
             ))
@@ -461,7 +464,7 @@ fn trust_server(config: &WorkspaceConfig, name: &str, dry_run: bool) -> Result<i
         };
         bail!(
             "there is no MCP server named `{}` to trust; {known}",
-            crate::text::for_terminal_line(name)
+            crate::util::text::for_terminal_line(name)
         );
     };
     let pins = ToolPins::for_user()
@@ -581,9 +584,10 @@ fn call(
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let outcome = runtime.block_on(dispatcher.call(name, args, &approver));
+    let result =
+        runtime.block_on(ToolRunner::unrecorded(dispatcher, &approver).call(name, args.clone()));
     if logs {
-        for (stream, captured) in [("stdout", &outcome.stdout), ("stderr", &outcome.stderr)] {
+        for (stream, captured) in [("stdout", &result.stdout), ("stderr", &result.stderr)] {
             if !captured.text.is_empty() || captured.dropped > 0 {
                 say!("--- {name} {stream} ---\n{}", captured.text.trim_end());
                 if captured.dropped > 0 {
@@ -595,32 +599,32 @@ fn call(
             }
         }
     }
-    let duration_ms = outcome.duration.as_secs_f64() * 1000.0;
-    match outcome.result {
-        Ok(result) => {
+    let duration_ms = result.duration.as_secs_f64() * 1000.0;
+    match (result.value, result.error) {
+        (Some(value), _) => {
             if json {
                 print_out(&serde_json::to_string_pretty(
-                    &json!({"ok": true, "result": result, "duration_ms": duration_ms}),
+                    &json!({"ok": true, "result": value, "duration_ms": duration_ms}),
                 )?)?;
             } else {
-                print_out(&serde_json::to_string_pretty(&result)?)?;
+                print_out(&serde_json::to_string_pretty(&value)?)?;
             }
             Ok(EXIT_OK)
         }
-        Err(error) => {
+        (None, error) => {
+            let Failure { kind, message } = error.unwrap_or(Failure {
+                kind: ErrorKind::Failed,
+                message: result.content,
+            });
             if json {
-                let envelope = json!({"ok": false, "error": {"kind": error.kind(), "message": error.to_string()}, "duration_ms": duration_ms});
+                let envelope = json!({"ok": false, "error": {"kind": kind.as_str(), "message": message}, "duration_ms": duration_ms});
                 print_out(&serde_json::to_string_pretty(&envelope)?)?;
             } else {
-                say!("error: {error}");
+                say!("error: {message}");
             }
-            Ok(if error.is_denial() {
+            Ok(if result.status == CallStatus::Denied {
                 EXIT_DENIED
-            } else if matches!(
-                error,
-                crate::dispatch::CallError::Unavailable { .. }
-                    | crate::dispatch::CallError::UnknownTool { .. }
-            ) {
+            } else if matches!(kind, ErrorKind::Unavailable | ErrorKind::UnknownTool) {
                 EXIT_ERROR
             } else {
                 EXIT_TOOL_FAILED

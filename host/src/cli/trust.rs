@@ -27,7 +27,7 @@ pub fn run(config: &Option<PathBuf>, args: TrustArgs) -> Result<i32> {
     if args.revoke {
         let store =
             TrustStore::for_user().context("no user data folder: set TOOLCELL_DATA_DIR or HOME")?;
-        let said = match store.revoke(&crate::config::trust_key(&file)?)? {
+        let said = match store.revoke(&crate::config::trust::trust_key(&file)?)? {
             true => "no longer trusted: it starts no program until you trust it again",
             false => "was not trusted",
         };

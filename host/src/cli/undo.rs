@@ -14,7 +14,7 @@ pub fn run(config: &Option<PathBuf>, run: i64) -> Result<i32> {
     if detail.summary.status == "running" {
         bail!("run {run} is still running\n  fix: wait for it to end, or stop it first");
     }
-    for line in crate::changes::undo(&config, &store, run)? {
+    for line in crate::effect::changes::undo(&config, &store, run)? {
         print_out(&line)?;
     }
     Ok(EXIT_OK)

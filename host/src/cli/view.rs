@@ -4,9 +4,9 @@
 //! answer. Everything the model and the tools wrote reaches the terminal
 //! through [`for_terminal`]: the dimming here is the only escape written.
 
-use crate::agent::view::{AgentView, CallStatus, status_line};
+use crate::call::view::{AgentView, CallStatus, status_line};
 use crate::llm::{StreamEvent, ToolCall};
-use crate::text::for_terminal;
+use crate::util::text::for_terminal;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 

@@ -163,7 +163,9 @@ impl Confinement {
         let list = |paths: &[PathBuf]| {
             paths
                 .iter()
-                .map(|p| crate::text::for_terminal_line(&p.display().to_string()).into_owned())
+                .map(|p| {
+                    crate::util::text::for_terminal_line(&p.display().to_string()).into_owned()
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         };
@@ -246,7 +248,7 @@ impl Confinement {
         if let Some(moved) = self.roots.iter().find(|root| !unmoved(root)) {
             return Err(Unconfinable(format!(
                 "{what} was not started: the root {} is no longer the folder the config named (a link is on its way now)\n  fix: put the folder back, or restart toolcell to see the config as it is now",
-                crate::text::for_terminal_line(&moved.display().to_string())
+                crate::util::text::for_terminal_line(&moved.display().to_string())
             )));
         }
         let failed = |step: &str, e: std::io::Error| {
@@ -298,7 +300,7 @@ impl Confinement {
         if let Some(link) = kept.iter().find(|p| p.is_symlink()) {
             return Err(Unconfinable(format!(
                 "{what} was not started: {} is one of toolcell's own, and a link now\n  fix: put it back as it was (a folder or file, not a link), then try again",
-                crate::text::for_terminal_line(&link.display().to_string())
+                crate::util::text::for_terminal_line(&link.display().to_string())
             )));
         }
         let mounts = if mounts::available() {
@@ -520,7 +522,7 @@ impl Prepared {
 /// Whether `path` (resolved once, so without links) still has no link on
 /// its way: a root swapped for a link since would lead elsewhere.
 pub fn unmoved(path: &Path) -> bool {
-    match crate::sandbox::openat::openat2(
+    match crate::util::openat::openat2(
         libc::AT_FDCWD,
         path,
         libc::O_PATH | libc::O_DIRECTORY,

@@ -258,7 +258,7 @@ pub fn available() -> bool {
     *AVAILABLE.get_or_init(|| {
         let boot = std::fs::read_to_string(BOOT_ID).unwrap_or_default();
         let boot = boot.trim();
-        let kept = crate::locations::cache_dir().map(|dir| dir.join(PROBE_FILE));
+        let kept = crate::util::locations::cache_dir().map(|dir| dir.join(PROBE_FILE));
         let known_yes = !boot.is_empty()
             && kept
                 .as_ref()

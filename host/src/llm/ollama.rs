@@ -232,8 +232,12 @@ impl LineState<'_> {
         };
         let text =
             std::str::from_utf8(line).map_err(|_| malformed("a line that is not UTF-8".into()))?;
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| malformed(format!("{e} in `{}`", crate::text::shorten(text, 200))))?;
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            malformed(format!(
+                "{e} in `{}`",
+                crate::util::text::shorten(text, 200)
+            ))
+        })?;
         if let Some(error) = value.get("error") {
             return Err(LlmError::Server(error_text(error)));
         }

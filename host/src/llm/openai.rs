@@ -300,7 +300,7 @@ impl ChunkState {
         }
         let chunk: Value = serde_json::from_str(data).map_err(|e| LlmError::Malformed {
             expected: "a chat-completion chunk",
-            detail: format!("{e} in `{}`", crate::text::shorten(data, 200)),
+            detail: format!("{e} in `{}`", crate::util::text::shorten(data, 200)),
         })?;
         if let Some(error) = chunk.get("error") {
             return Err(LlmError::Server(error_text(error)));

@@ -203,7 +203,7 @@ impl ModelSettings {
             return Err("model.idle_timeout_ms must be above 0".into());
         }
         if let Some(name) = &self.api_key_env
-            && !crate::manifest::is_env_name(name)
+            && !crate::util::names::is_env_name(name)
         {
             return Err(format!(
                 "model.api_key_env `{name}` is not an environment variable name\n  fix: for example \"OPENAI_API_KEY\""

@@ -169,7 +169,7 @@ pub fn error_message(body: &[u8]) -> String {
     if text.is_empty() {
         "(no message)".into()
     } else {
-        crate::text::shorten(text, 500)
+        crate::util::text::shorten(text, 500)
     }
 }
 

@@ -9,14 +9,13 @@
 //! and a description is kept to [`MAX_DESCRIPTION_CHARS`].
 
 use super::client::Started;
-use super::config::{McpServerConfig, ServerApproval};
-use crate::limits::{self, Limits};
-use crate::manifest::{Capabilities, ManifestApproval, ToolManifest};
+use crate::config::mcp_server::{McpServerConfig, ServerApproval};
 use crate::registry::{McpTool, Registry, ToolProblem, shown_name};
+use crate::tool::limits::{self, Limits};
+use crate::tool::manifest::{Capabilities, ManifestApproval, ToolManifest};
+use crate::util::names::{MAX_FUNCTION_NAME_LEN, function_name};
 use serde_json::Value;
 
-/// Function names a model accepts: at most 64 bytes of `[A-Za-z0-9_-]`.
-const MAX_FUNCTION_NAME_LEN: usize = 64;
 /// The longest description kept: it tells a model when to use the tool (the
 /// reference servers' longest is ~600 characters), and every request
 /// carries it.
@@ -84,8 +83,8 @@ pub fn register(registry: &mut Registry, started: &[Started]) -> Vec<ToolProblem
                     message: format!(
                         "its tool {} is left out: {}",
                         shown_name(&tool.name),
-                        crate::text::shorten(
-                            &crate::text::for_terminal_line(&message),
+                        crate::util::text::shorten(
+                            &crate::util::text::for_terminal_line(&message),
                             SHOWN_ERROR_CHARS
                         )
                     ),
@@ -96,44 +95,16 @@ pub fn register(registry: &mut Registry, started: &[Started]) -> Vec<ToolProblem
     problems
 }
 
-/// `server__tool`, with characters models refuse in function names made `_`.
-pub fn function_name(server: &str, tool: &str) -> String {
-    let tool: String = tool
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{server}__{tool}")
-}
-
-/// Whether `name` is a name [`function_name`] can give: `server__tool`.
-pub fn is_function_name(name: &str) -> bool {
-    let Some((server, tool)) = name.split_once("__") else {
-        return false;
-    };
-    super::config::check_server_name(server).is_ok()
-        && !tool.is_empty()
-        && name.len() <= MAX_FUNCTION_NAME_LEN
-        && tool
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-}
-
 /// The server's description of `tool` (or its title), cut to
 /// [`MAX_DESCRIPTION_CHARS`]. Its characters stay as they are: what reaches
-/// a terminal is escaped there ([`crate::text::for_terminal`]).
+/// a terminal is escaped there ([`crate::util::text::for_terminal`]).
 fn description_of(tool: &rmcp::model::Tool) -> String {
     let given = tool
         .description
         .as_deref()
         .or(tool.title.as_deref())
         .unwrap_or("");
-    crate::text::shorten(given.trim(), MAX_DESCRIPTION_CHARS)
+    crate::util::text::shorten(given.trim(), MAX_DESCRIPTION_CHARS)
 }
 
 /// The manifest of one external tool.
@@ -181,21 +152,4 @@ fn manifest_for(
             max_output_bytes: limits::DEFAULT_OUTPUT_BYTES,
         },
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn function_names() {
-        assert_eq!(function_name("fs", "read_text_file"), "fs__read_text_file");
-        assert_eq!(function_name("ev", "get-sum"), "ev__get-sum");
-        assert_eq!(function_name("ev", "a.b c"), "ev__a_b_c");
-        assert!(is_function_name("fs__read_text_file"));
-        assert!(is_function_name("ev__get-sum"));
-        assert!(!is_function_name("read_file"));
-        assert!(!is_function_name("fs__"));
-        assert!(!is_function_name("Fs__x"));
-    }
 }

@@ -1,15 +1,13 @@
-//! The Model Context Protocol, both ways:
-//!
-//! - [`server`]: `toolcell mcp` serves the workspace's tools (built-in and
-//!   installed components, each call in a fresh cell with its limits and
-//!   the workspace's policy) over stdio to any MCP client;
-//! - [`client`]: external servers configured as `[[mcp_server]]`
-//!   ([`config`]) lend their tools to the registry as `server__tool`
-//!   ([`external`]), once their definitions match what was pinned
-//!   ([`pins`]).
+//! External MCP servers, whose tools the workspace uses: [`client`] starts
+//! the servers configured as `[[mcp_server]]`
+//! ([`crate::config::mcp_server`]) and calls them; [`external`] lends their
+//! tools to the registry as `server__tool`, once their definitions match
+//! what was pinned ([`pins`]). Each server is one `connection` (its
+//! process and session), its standard streams read by `stdio`. Serving toolcell's own tools over MCP is
+//! [`crate::serve::mcp`].
 
 pub mod client;
-pub mod config;
+mod connection;
 pub mod external;
 pub mod pins;
-pub mod server;
+mod stdio;

@@ -91,7 +91,7 @@ fn pin_of(tool: &Tool) -> Pin {
 impl ToolPins {
     /// The record in the user's data folder; `None` without one.
     pub fn for_user() -> Option<Self> {
-        crate::locations::data_dir().map(|dir| Self {
+        crate::util::locations::data_dir().map(|dir| Self {
             record: JsonRecord::new(dir.join(PINS_FILE), MAX_PINS_FILE, "no MCP tool is pinned"),
         })
     }

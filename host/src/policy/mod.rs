@@ -71,9 +71,9 @@ impl PolicyChange {
                 // workspace's own config, through a link.
                 format!(
                     "`{}` ({}; that is {})",
-                    crate::text::for_terminal_line(&c.shown),
+                    crate::util::text::for_terminal_line(&c.shown),
                     c.file.describe(),
-                    crate::text::for_terminal_line(&c.host.display().to_string())
+                    crate::util::text::for_terminal_line(&c.host.display().to_string())
                 )
             })
             .collect();

@@ -6,7 +6,7 @@
 //! call at a terminal; the trash is the one part of `.toolcell/` a tool may
 //! add to (that is how `delete_path` deletes).
 
-use crate::config::{CONFIG_FILE, STATE_DIR};
+use crate::util::locations::{CONFIG_FILE, STATE_DIR};
 use std::path::{Component, Path, PathBuf};
 
 /// Where deleted paths go, inside the root they were deleted from.

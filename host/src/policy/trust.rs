@@ -35,7 +35,7 @@ impl TrustStore {
     /// The record in the user's data folder (`TOOLCELL_DATA_DIR` or the
     /// XDG data folder); `None` when there is no such folder.
     pub fn for_user() -> Option<Self> {
-        crate::locations::data_dir().map(|dir| Self::in_data_dir(&dir))
+        crate::util::locations::data_dir().map(|dir| Self::in_data_dir(&dir))
     }
 
     /// The record in the data folder `dir`.

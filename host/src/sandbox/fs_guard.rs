@@ -16,8 +16,8 @@
 //! refused is kept ([`FileGuard::refusals`]) so the host can tell the caller
 //! why in its own words, whatever the tool made of the error.
 
-use super::openat::{host_path_of, openat2};
 use crate::policy::{FileRules, PolicyFile, Touch};
+use crate::util::openat::{host_path_of, openat2};
 use std::collections::HashMap;
 use std::os::fd::AsRawFd;
 use std::path::{Component, Path, PathBuf};
@@ -46,12 +46,12 @@ impl Refusal {
         match self {
             Refusal::Policy { shown, file } => format!(
                 "it tried to change `{}`, {}: no tool changes toolcell's own policy unless you approve that very call at a terminal\n  fix: edit the file yourself, or make the change with a built-in file tool from `toolcell chat` or `toolcell tools call` at a terminal and approve it there",
-                crate::text::for_terminal_line(shown),
+                crate::util::text::for_terminal_line(shown),
                 file.describe()
             ),
             Refusal::Secret { shown, pattern } => format!(
                 "`{}` is on toolcell's list of secret files, or holds one (pattern `{pattern}`): tools may not read, change, move or delete it\n  fix: if a tool should use it, add it to `allow` under [secrets] in toolcell.toml",
-                crate::text::for_terminal_line(shown)
+                crate::util::text::for_terminal_line(shown)
             ),
         }
     }
@@ -137,7 +137,7 @@ impl FileGuard {
             // `.toolcell/trash/` and move things into the trash, no more.
             let named =
                 |p: Option<&Path>, name: &str| p.and_then(Path::file_name) == Some(name.as_ref());
-            let state = crate::config::STATE_DIR;
+            let state = crate::util::locations::STATE_DIR;
             let adds_to_trash =
                 matches!(file, PolicyFile::State { trash: true }) && change == Touch::MoveInto;
             let makes_trash = change == Touch::CreateFolder

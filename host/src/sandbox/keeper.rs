@@ -30,8 +30,8 @@
 
 use super::bindings::CommandToolPre;
 use super::cell::{Cell, CellState};
-use crate::approval::ApprovalMode;
-use crate::grant::ToolGrant;
+use crate::registry::grant::ApprovalMode;
+use crate::registry::grant::ToolGrant;
 use std::os::unix::fs::MetadataExt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender};

@@ -26,11 +26,11 @@ pub mod engine;
 pub mod fs_guard;
 mod keeper;
 pub mod network;
-pub mod openat;
 pub mod output;
 pub mod process;
+pub mod process_policy;
 
-use crate::grant::ToolGrant;
+use crate::registry::grant::ToolGrant;
 use anyhow::Result;
 use bindings::{CommandTool, CommandToolPre, GuestError};
 use cache::{CacheStatus, ComponentCache};
@@ -363,7 +363,7 @@ async fn call_tool(
             };
             // A tool's error is one line (it often quotes a path the model
             // chose): it cannot add lines where it is shown.
-            let message = crate::text::for_terminal_line(&message).into_owned();
+            let message = crate::util::text::for_terminal_line(&message).into_owned();
             Err(RunError::Tool { kind, message })
         }
         Err(error) => Err(run_error(&error, store, grant)),

@@ -21,19 +21,20 @@
 //! state folder.
 
 use super::clock::Clock;
-use super::config::{CatchUp, Overlap, ScheduleConfig};
-use crate::approval::StandingApprovals;
+use super::events::{Event, local_time};
+use super::launch::unattended_launch;
+use super::lock::DaemonLock;
+use super::plan::{self, AfterFailure, Fire, OnFire};
+use super::reload::{self, Loaded, Reload, Stamp, dispatcher_for, stamp};
+use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
-use crate::dispatch::Dispatcher;
+use crate::config::schedule::ScheduleConfig;
 use crate::policy::trust::TrustStore;
-use crate::registry::Registry;
 use crate::sandbox::SandboxOptions;
 use crate::store::{RunId, RunStatus, Store, Trigger};
 use crate::workflow::Workflow;
-use crate::workflow::launch::Launch;
-use anyhow::{Context, Result, bail};
+use anyhow::Result;
 use jiff::{SignedDuration, Timestamp};
-use serde_json::{Value, json};
 use std::collections::{BTreeMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -41,39 +42,17 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// A fire time counts as on time (trigger `schedule`) when the daemon
-/// handles it within this; later, it was missed (the daemon was down or the
-/// machine asleep) and `catch_up` decides.
-pub const ON_TIME: SignedDuration = SignedDuration::from_secs(60);
-
 /// How often the config file is checked for changes: a `stat` every few
 /// seconds costs nothing measurable, and an edit takes effect quickly.
 pub const RELOAD_POLL: Duration = Duration::from_secs(2);
 
-/// The first retry waits this long; each further one twice as long, up to
-/// [`RETRY_MAX`]: long enough for a server to come back, short enough to
-/// finish well before the next fire of most schedules.
-pub const RETRY_FIRST: SignedDuration = SignedDuration::from_secs(30);
-pub const RETRY_MAX: SignedDuration = SignedDuration::from_secs(600);
-
-/// Fires waiting behind a running run (`overlap = "queue"`) at most; more
-/// are recorded as skipped, so a run that hangs cannot pile up work.
-pub const QUEUE_LIMIT: usize = 8;
-
 /// Old runs are pruned at start and then this often.
 const PRUNE_EVERY: SignedDuration = SignedDuration::from_hours(24);
-
-/// Fire times looked at per schedule and wake-up at most: a `* * * * * *`
-/// schedule after a week's downtime would otherwise list 600,000.
-const MAX_FIRES_SCANNED: usize = 10_000;
 
 /// How long stopped runs get to wind down after the grace period before
 /// they are recorded as interrupted anyway: a cancelled run stops at its
 /// next script operation or epoch tick, in milliseconds.
 const STOP_WAIT: Duration = Duration::from_secs(10);
-
-/// The lock file that keeps a second daemon off a workspace.
-pub const LOCK_FILE: &str = "daemon.lock";
 
 /// How a daemon is run.
 #[derive(Clone)]
@@ -101,14 +80,6 @@ struct Slot {
     next: Option<Timestamp>,
     running: Vec<(RunId, CancellationToken)>,
     queue: VecDeque<Fire>,
-}
-
-/// One run to start: for which fire time, why, and which attempt.
-#[derive(Debug, Clone, Copy)]
-struct Fire {
-    at: Timestamp,
-    trigger: Trigger,
-    attempt: u32,
 }
 
 /// Why schedules are installed.
@@ -163,87 +134,15 @@ pub async fn run<C: Clock>(
     let untrusted = daemon.config.untrusted.clone();
     daemon.warn_untrusted(&untrusted);
     daemon.log(
-        "started",
         None,
-        json!({"schedules": daemon.config.schedules.len(), "pid": std::process::id()}),
-        format!(
-            "daemon started for {} with {} schedule(s)",
-            daemon.config.workspace.display(),
-            daemon.config.schedules.len()
-        ),
+        Event::DaemonStarted {
+            workspace: daemon.config.workspace.display().to_string(),
+            schedules: daemon.config.schedules.len(),
+            pid: std::process::id(),
+        },
     );
     daemon.install_schedules(Install::Startup);
     daemon.main_loop(stop, done_rx).await
-}
-
-/// Holds the workspace's daemon lock while alive.
-pub struct DaemonLock {
-    _file: std::fs::File,
-}
-
-impl DaemonLock {
-    /// Takes the lock, or says which process holds it.
-    pub fn acquire(state_dir: &Path) -> Result<Self> {
-        use std::io::{Read, Seek, Write};
-        use std::os::fd::AsRawFd;
-        std::fs::create_dir_all(state_dir)
-            .with_context(|| format!("cannot create {}", state_dir.display()))?;
-        let path = state_dir.join(LOCK_FILE);
-        let mut file = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .with_context(|| format!("cannot open the lock file {}", path.display()))?;
-        // SAFETY: flock on a file descriptor we own; no memory is shared.
-        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        if !locked {
-            let mut holder = String::new();
-            let _ = file.read_to_string(&mut holder);
-            bail!(
-                "another toolcell daemon (pid {}) is running for this workspace\n  fix: stop it first, or run this one for another workspace",
-                holder.trim()
-            );
-        }
-        file.set_len(0)?;
-        file.rewind()?;
-        write!(file, "{}", std::process::id())?;
-        Ok(Self { _file: file })
-    }
-}
-
-fn dispatcher_for(config: &WorkspaceConfig, options: &DaemonOptions) -> Result<Dispatcher> {
-    let registry = Registry::load(options.user_tools.as_deref(), &config.workspace_tools_dir());
-    let mut dispatcher = Dispatcher::new(config.clone(), registry, options.sandbox.clone())?;
-    for problem in dispatcher.start_mcp_servers()? {
-        tracing::warn!("{problem}");
-    }
-    Ok(dispatcher)
-}
-
-/// A config loaded for a reload: with its dispatcher, or held back because
-/// it widens what schedules may do and the user has not confirmed it.
-type Loaded = Result<Reload>;
-
-/// What a reload found.
-enum Reload {
-    Ready(Box<(Dispatcher, WorkspaceConfig)>),
-    Held {
-        wider: Vec<String>,
-        fingerprint: Option<String>,
-    },
-}
-
-/// What tells that the config file changed: its modification time, size
-/// and inode (a save within one timestamp tick still changes one of them,
-/// or replaces the file).
-type Stamp = Option<(std::time::SystemTime, u64, u64)>;
-
-fn stamp(file: &Path) -> Stamp {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(file).ok()?;
-    Some((meta.modified().ok()?, meta.len(), meta.ino()))
 }
 
 struct Daemon<C: Clock> {
@@ -395,67 +294,24 @@ impl<C: Clock> Daemon<C> {
             if slot.next.is_none_or(|next| next > now) {
                 continue;
             }
-            let fires = slot
-                .config
-                .cron
-                .fires_between(slot.handled, now, MAX_FIRES_SCANNED);
-            let Some(&scanned) = fires.last() else {
+            let Some(due) = plan::due(&slot.config, slot.handled, now) else {
                 continue;
             };
-            // Past the scan's cap, the latest fire time is searched from now.
-            let latest = if fires.len() == MAX_FIRES_SCANNED {
-                slot.config
-                    .cron
-                    .latest_at_or_before(now)
-                    .filter(|latest| *latest > scanned)
-                    .unwrap_or(scanned)
-            } else {
-                scanned
-            };
-            if !slot.config.enabled {
-                // A disabled schedule lets its fire times pass: enabling it
-                // later catches nothing up.
-                self.slots.get_mut(&name).unwrap().handled_up_to(latest);
-                self.remember_handled(&name, latest);
-                continue;
+            self.slots
+                .get_mut(&name)
+                .unwrap()
+                .handled_up_to(due.handled);
+            self.remember_handled(&name, due.handled);
+            if due.missed > 0 {
+                let event = Event::Missed {
+                    fires: due.missed,
+                    catch_up: due.caught_up,
+                };
+                self.log(Some(&name), event);
             }
-            let missed = fires.len() - 1;
-            let catch_up = slot.config.catch_up;
-            self.slots.get_mut(&name).unwrap().handled_up_to(latest);
-            self.remember_handled(&name, latest);
-            let on_time = now.duration_since(latest) <= ON_TIME;
-            let skipped_fires = if on_time { missed } else { fires.len() };
-            if skipped_fires > 0 {
-                let caught = !on_time && catch_up == CatchUp::Latest;
-                self.log(
-                    "missed",
-                    Some(&name),
-                    json!({"fires": skipped_fires, "catch_up": caught}),
-                    format!(
-                        "missed {skipped_fires} fire time(s) while not running{}",
-                        if caught {
-                            "; catching up the latest"
-                        } else {
-                            ""
-                        }
-                    ),
-                );
+            if let Some(fire) = due.fire {
+                self.fire(&name, fire);
             }
-            let trigger = if on_time {
-                Trigger::Schedule
-            } else if catch_up == CatchUp::Latest {
-                Trigger::CatchUp
-            } else {
-                continue;
-            };
-            self.fire(
-                &name,
-                Fire {
-                    at: latest,
-                    trigger,
-                    attempt: 0,
-                },
-            );
         }
     }
 
@@ -475,40 +331,35 @@ impl<C: Clock> Daemon<C> {
     /// A fire of `name`: started, queued or skipped as `overlap` says.
     fn fire(&mut self, name: &str, fire: Fire) {
         let slot = &self.slots[name];
-        if slot.running.is_empty() {
-            return self.start(name, fire);
-        }
-        let previous = slot.running[0].0;
-        match slot.config.overlap {
-            Overlap::Allow => self.start(name, fire),
-            Overlap::Queue if slot.queue.len() < QUEUE_LIMIT => {
+        let running: Vec<RunId> = slot.running.iter().map(|(run, _)| *run).collect();
+        match plan::on_fire(slot.config.overlap, &running, slot.queue.len()) {
+            OnFire::Start => self.start(name, fire),
+            OnFire::Queue { behind } => {
                 self.slots.get_mut(name).unwrap().queue.push_back(fire);
                 self.log(
-                    "queued",
                     Some(name),
-                    json!({"behind": previous, "for": fire.at.to_string()}),
-                    format!("queued behind run {previous}, still running"),
+                    Event::Queued {
+                        behind,
+                        fire: fire.at,
+                    },
                 );
             }
-            overlap => {
-                let why = if overlap == Overlap::Queue {
-                    format!("{QUEUE_LIMIT} fires already wait behind run {previous}")
-                } else {
-                    format!("run {previous} of this schedule was still running")
-                };
+            OnFire::Skip { reason } => {
                 let title = slot.config.workflow_display.clone();
                 match self.store.record_skipped(
                     name,
                     &title,
                     fire.trigger,
                     fire.at.as_millisecond(),
-                    &why,
+                    &reason,
                 ) {
                     Ok(run) => self.log(
-                        "skipped",
                         Some(name),
-                        json!({"run": run, "reason": why, "for": fire.at.to_string()}),
-                        format!("run {run} skipped: {why}"),
+                        Event::Skipped {
+                            run,
+                            reason,
+                            fire: fire.at,
+                        },
                     ),
                     Err(e) => self.warn(name, format!("cannot record a skipped run: {e:#}")),
                 }
@@ -535,19 +386,15 @@ impl<C: Clock> Daemon<C> {
             .running
             .push((run, cancel.clone()));
         self.log(
-            "started",
             Some(name),
-            json!({"run": run, "trigger": fire.trigger.as_str(), "for": fire.at.to_string(), "attempt": fire.attempt}),
-            format!(
-                "run {run} started ({}{}, for {})",
-                fire.trigger.as_str(),
-                if fire.attempt > 0 {
-                    format!(" {} of {}", fire.attempt, config.retries)
-                } else {
-                    String::new()
-                },
-                local_time(fire.at, &config)
-            ),
+            Event::Started {
+                run,
+                trigger: fire.trigger,
+                fire: fire.at,
+                local: local_time(fire.at, &config),
+                attempt: fire.attempt,
+                retries: config.retries,
+            },
         );
         let launch = unattended_launch(
             &self.dispatcher,
@@ -600,50 +447,37 @@ impl<C: Clock> Daemon<C> {
         };
         slot.running.retain(|(id, _)| *id != run);
         let retries = slot.config.retries;
+        let failed = matches!(status, RunStatus::Failed | RunStatus::TimedOut);
         self.log(
-            "finished",
             Some(&schedule),
-            json!({"run": run, "status": status.as_str(), "error": error}),
-            format!(
-                "run {run} {}{}",
-                status.as_str(),
-                if error.is_empty() {
-                    String::new()
-                } else {
-                    format!(": {}", crate::text::one_line(&error, 200))
-                }
-            ),
+            Event::Finished {
+                run,
+                status,
+                error: Some(error),
+            },
         );
-        if matches!(status, RunStatus::Failed | RunStatus::TimedOut) && fire.attempt < retries {
-            if self.changed_anything(run) {
-                self.log(
-                    "not-retried",
-                    Some(&schedule),
-                    json!({"run": run}),
-                    format!("run {run} is not retried: it changed something before it failed"),
-                );
-            } else {
-                let attempt = fire.attempt + 1;
-                let wait = retry_wait(attempt);
-                let due = self.clock.now() + wait;
-                self.log(
-                    "retry",
-                    Some(&schedule),
-                    json!({"run": run, "attempt": attempt, "in_s": wait.as_secs()}),
-                    format!(
-                        "run {run} will be retried in {} s ({attempt} of {retries})",
-                        wait.as_secs()
-                    ),
-                );
-                self.retries.push((
-                    due,
-                    schedule.clone(),
-                    Fire {
+        if failed && fire.attempt < retries {
+            match plan::after_failure(fire, retries, self.changed_anything(run)) {
+                AfterFailure::GiveUp => {}
+                AfterFailure::NotRetried => self.log(Some(&schedule), Event::NotRetried { run }),
+                AfterFailure::Retry { attempt, wait } => {
+                    self.log(
+                        Some(&schedule),
+                        Event::Retry {
+                            run,
+                            attempt,
+                            retries,
+                            in_s: wait.as_secs(),
+                        },
+                    );
+                    let retry = Fire {
                         at: fire.at,
                         trigger: Trigger::Retry,
                         attempt,
-                    },
-                ));
+                    };
+                    self.retries
+                        .push((self.clock.now() + wait, schedule.clone(), retry));
+                }
             }
         }
         let slot = self.slots.get_mut(&schedule).unwrap();
@@ -693,22 +527,7 @@ impl<C: Clock> Daemon<C> {
         );
         let running = self.config.clone();
         tokio::task::spawn_blocking(move || {
-            let loaded = WorkspaceConfig::load_with_trust(&file, options.trust.as_ref()).and_then(
-                |config| {
-                    let wider = crate::schedule::widening::widening(&running, &config);
-                    if !wider.is_empty() && !config.is_trusted(options.trust.as_ref()) {
-                        return Ok(Reload::Held {
-                            wider,
-                            fingerprint: config.fingerprint,
-                        });
-                    }
-                    Ok(Reload::Ready(Box::new((
-                        dispatcher_for(&config, &options)?,
-                        config,
-                    ))))
-                },
-            );
-            let _ = tx.send(loaded);
+            let _ = tx.send(reload::load(&file, &options, &running));
         });
     }
 
@@ -721,15 +540,7 @@ impl<C: Clock> Daemon<C> {
                 self.config_stamp = None;
                 if self.held != fingerprint {
                     self.held = fingerprint;
-                    self.log(
-                        "reload-held",
-                        None,
-                        json!({"widens": wider}),
-                        format!(
-                            "the changed config widens what schedules may do ({}); the previous config stays until you confirm it: run `toolcell trust` in the workspace",
-                            wider.join("; ")
-                        ),
-                    );
+                    self.log(None, Event::ReloadHeld { widens: wider });
                 }
             }
             Ok(Reload::Ready(ready)) => {
@@ -739,21 +550,14 @@ impl<C: Clock> Daemon<C> {
                 self.dispatcher = Arc::new(dispatcher);
                 self.config = config;
                 self.install_schedules(Install::Reload);
-                self.log(
-                    "reloaded",
-                    None,
-                    json!({"schedules": self.config.schedules.len()}),
-                    format!(
-                        "config reloaded: {} schedule(s)",
-                        self.config.schedules.len()
-                    ),
-                );
+                let schedules = self.config.schedules.len();
+                self.log(None, Event::Reloaded { schedules });
             }
             Err(e) => self.log(
-                "reload-failed",
                 None,
-                json!({"error": format!("{e:#}")}),
-                format!("the changed config is invalid, keeping the previous one: {e:#}"),
+                Event::ReloadFailed {
+                    error: format!("{e:#}"),
+                },
             ),
         }
     }
@@ -774,17 +578,12 @@ impl<C: Clock> Daemon<C> {
         let before = now - SignedDuration::from_hours(24 * i64::from(days));
         match self.store.prune_runs(before.as_millisecond()) {
             Ok(0) => {}
-            Ok(n) => self.log(
-                "pruned",
-                None,
-                json!({"runs": n, "days": days}),
-                format!("pruned {n} run(s) older than {days} days"),
-            ),
+            Ok(runs) => self.log(None, Event::Pruned { runs, days }),
             Err(e) => self.log(
-                "prune-failed",
                 None,
-                json!({"error": format!("{e:#}")}),
-                format!("cannot prune old runs: {e:#}"),
+                Event::PruneFailed {
+                    error: format!("{e:#}"),
+                },
             ),
         }
     }
@@ -793,15 +592,8 @@ impl<C: Clock> Daemon<C> {
     /// period, then stops them and records them as interrupted.
     async fn shutdown(&mut self, mut done_rx: mpsc::UnboundedReceiver<Finished>) {
         let running: usize = self.slots.values().map(|s| s.running.len()).sum();
-        self.log(
-            "stopping",
-            None,
-            json!({"running": running, "grace_s": self.config.daemon.grace.as_secs()}),
-            format!(
-                "stopping: {running} run(s) still running get {} s to finish",
-                self.config.daemon.grace.as_secs()
-            ),
-        );
+        let grace_s = self.config.daemon.grace.as_secs();
+        self.log(None, Event::Stopping { running, grace_s });
         const INTERRUPTED: &str = "the daemon stopped before the run finished";
         let mut left: Vec<RunId> = self
             .slots
@@ -817,12 +609,10 @@ impl<C: Clock> Daemon<C> {
                     left.retain(|run| *run != finished.run);
                     if cancelled_at.is_some() && finished.status == RunStatus::Cancelled {
                         let _ = self.store.finish_run(finished.run, RunStatus::Interrupted, None, Some(INTERRUPTED));
-                        self.log("interrupted", Some(&finished.schedule), json!({"run": finished.run}),
-                            format!("run {} interrupted", finished.run));
+                        self.log(Some(&finished.schedule), Event::Interrupted { run: finished.run });
                     } else {
-                        self.log("finished", Some(&finished.schedule),
-                            json!({"run": finished.run, "status": finished.status.as_str()}),
-                            format!("run {} {}", finished.run, finished.status.as_str()));
+                        let event = Event::Finished { run: finished.run, status: finished.status, error: None };
+                        self.log(Some(&finished.schedule), event);
                     }
                 }
                 () = tokio::time::sleep_until(deadline) => {
@@ -831,7 +621,7 @@ impl<C: Clock> Daemon<C> {
                         // interrupted; their threads end with the process.
                         for run in &left {
                             let _ = self.store.finish_run(*run, RunStatus::Interrupted, None, Some(INTERRUPTED));
-                            self.log("interrupted", None, json!({"run": run}), format!("run {run} interrupted"));
+                            self.log(None, Event::Interrupted { run: *run });
                         }
                         break;
                     }
@@ -844,7 +634,7 @@ impl<C: Clock> Daemon<C> {
                 }
             }
         }
-        self.log("stopped", None, json!({}), "daemon stopped".into());
+        self.log(None, Event::Stopped);
     }
 
     fn remember_handled(&self, name: &str, at: Timestamp) {
@@ -854,12 +644,7 @@ impl<C: Clock> Daemon<C> {
     }
 
     fn warn(&self, schedule: &str, text: String) {
-        self.log(
-            "warning",
-            Some(schedule),
-            json!({"message": text}),
-            text.clone(),
-        );
+        self.log(Some(schedule), Event::Warning { message: text });
     }
 
     /// Says which programs the config names but may not start (it is not
@@ -868,82 +653,12 @@ impl<C: Clock> Daemon<C> {
         if untrusted.is_empty() {
             return;
         }
-        self.log(
-            "untrusted",
-            None,
-            json!({"not_started": untrusted}),
-            format!(
-                "the config is not trusted as it is, so it runs without what only a trusted config may do ({}); run `toolcell trust` in the workspace to let it",
-                untrusted.join("; ")
-            ),
-        );
+        let not_started = untrusted.to_vec();
+        self.log(None, Event::Untrusted { not_started });
     }
 
-    fn log(&self, event: &str, schedule: Option<&str>, mut fields: Value, text: String) {
-        let now = self.clock.now();
-        let line = if self.options.json_logs {
-            fields["at"] = now.to_string().into();
-            fields["event"] = event.into();
-            if let Some(name) = schedule {
-                fields["schedule"] = name.into();
-            }
-            fields.to_string()
-        } else {
-            let at = now
-                .to_zoned(jiff::tz::TimeZone::system())
-                .strftime("%Y-%m-%d %H:%M:%S%.3f");
-            match schedule {
-                Some(name) => format!("{at} [{name}] {text}"),
-                None => format!("{at} {text}"),
-            }
-        };
+    fn log(&self, schedule: Option<&str>, event: Event) {
+        let line = event.line(self.clock.now(), schedule, self.options.json_logs);
         (self.options.log)(&line);
-    }
-}
-
-/// The wait before retry `attempt` (1-based).
-fn retry_wait(attempt: u32) -> Duration {
-    let factor = 1i32 << attempt.saturating_sub(1).min(16);
-    let wait = (RETRY_FIRST * factor).min(RETRY_MAX);
-    Duration::try_from(wait).unwrap_or(Duration::from_secs(30))
-}
-
-/// `at` in the schedule's time zone, for log lines.
-fn local_time(at: Timestamp, schedule: &ScheduleConfig) -> String {
-    at.to_zoned(schedule.cron.zone().clone())
-        .strftime("%Y-%m-%d %H:%M:%S %Z")
-        .to_string()
-}
-
-/// A workflow run of `schedule` with nobody to ask: only the tools in its
-/// `approve` list are approved, other calls needing approval are denied in
-/// band, and its output goes to the run's log only.
-pub fn unattended_launch(
-    dispatcher: &Arc<Dispatcher>,
-    store: &Arc<Store>,
-    config: &WorkspaceConfig,
-    schedule: &ScheduleConfig,
-    run: RunId,
-    cancel: CancellationToken,
-) -> Launch {
-    let mut limits = config.workflow.limits.clone();
-    if let Some(timeout) = schedule.timeout {
-        limits.timeout = timeout;
-    }
-    Launch {
-        dispatcher: dispatcher.clone(),
-        store: store.clone(),
-        run,
-        approver: Arc::new(StandingApprovals {
-            all: false,
-            tools: schedule.approve.iter().cloned().collect(),
-            ask: None,
-            grant_hint: "`approve = [\"{tool}\"]` in this [[schedule]] to allow it",
-        }),
-        model: config.model.clone(),
-        args: schedule.args.clone(),
-        limits,
-        cancel,
-        output: Box::new(|_, _| {}),
     }
 }

@@ -1,8 +1,11 @@
 //! Schedules: workflows run unattended at cron times by `toolcell daemon`.
 
 pub mod clock;
-pub mod config;
-pub mod cron;
 pub mod daemon;
+pub mod events;
+pub mod launch;
+pub mod lock;
 pub mod memory;
+pub mod plan;
+pub mod reload;
 pub mod widening;

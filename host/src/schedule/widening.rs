@@ -153,7 +153,7 @@ pub fn widening(old: &WorkspaceConfig, new: &WorkspaceConfig) -> Vec<String> {
     }
     wider
         .into_iter()
-        .map(|line| crate::text::for_terminal_line(&line).into_owned())
+        .map(|line| crate::util::text::for_terminal_line(&line).into_owned())
         .collect()
 }
 

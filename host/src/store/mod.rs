@@ -122,7 +122,7 @@ pub struct RunDetail {
     pub logs: Vec<(String, String)>,
 }
 
-/// A file change kept for undo (see [`crate::changes`]).
+/// A file change kept for undo (see [`crate::effect::changes`]).
 #[derive(Debug, Clone)]
 pub struct ChangeRecord {
     pub run: RunId,

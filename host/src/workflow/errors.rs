@@ -11,8 +11,9 @@
 //!   in function `double`, called at report.rhai:9:9
 //! ```
 
-use super::limits::{DEFAULT_MAX_CALL_LEVELS, MAX_EXPR_DEPTH, MAX_FUNCTION_EXPR_DEPTH};
 use super::values::{MAX_VALUE_DEPTH, dynamic_deeper_than};
+use super::{MAX_EXPR_DEPTH, MAX_FUNCTION_EXPR_DEPTH};
+use crate::config::workflow::DEFAULT_MAX_CALL_LEVELS;
 use rhai::{Dynamic, EvalAltResult, ParseError, ParseErrorType, Position};
 use std::path::Path;
 

@@ -22,14 +22,14 @@
 //! [`MAX_VALUE_DEPTH`] levels; deeper ones throw `#{kind: "too-deep"}`
 //! (see [`super::values`]).
 
-use super::limits::MAX_SLEEP;
 use super::values::{self, MAX_VALUE_DEPTH, dynamic_deeper_than, to_dynamic, to_json};
 use crate::agent::fit::{Fitted, connect_fitted};
-use crate::agent::view::{AgentView, CallStatus};
 use crate::agent::{Agent, AgentSettings, Outcome};
 use crate::approval::Approver;
-use crate::calls::{Recording, ToolRunner};
-use crate::dispatch::Dispatcher;
+use crate::call::dispatch::Dispatcher;
+use crate::call::error::ErrorKind;
+use crate::call::runner::{Failure, Record, Recording, Request, ToolRunner};
+use crate::call::view::{AgentView, CallStatus};
 use crate::llm::recover::MAX_JSON_DEPTH;
 use crate::llm::{self, ChatRequest, Message, ModelSettings, StreamEvent, ToolCall};
 use crate::store::{RunId, Store};
@@ -110,7 +110,7 @@ impl AgentView for ScriptView<'_> {
         if status == CallStatus::Running {
             return;
         }
-        let line = crate::agent::view::status_line(call, status, duration, summary);
+        let line = crate::call::view::status_line(call, status, duration, summary);
         (self.0)("tool", &line);
     }
 
@@ -173,27 +173,32 @@ impl HostContext {
         let runner = ToolRunner {
             dispatcher: &self.dispatcher,
             approver: self.approver.as_ref(),
-            recording: self.recording(),
+            record: match self.recording() {
+                Some(rec) => Record::InRun(rec),
+                None => Record::Nothing,
+            },
+            result_limit: None,
         };
-        let row = runner.start(&call);
         let mut view = ScriptView(self.output.as_ref());
-        let mut result = self
-            .runtime
-            .block_on(runner.run(&call, &args, &mut view, &self.cancel));
-        let content = result.content.clone();
-        let summary = crate::text::one_line(&content, 100);
-        view.call_status(&call, result.status, Some(result.duration), Some(&summary));
-        runner.finish(&call, row, &mut result, &content);
+        let result =
+            self.runtime
+                .block_on(runner.run(&call, Request::Run(args), &mut view, &self.cancel));
         if result.status == CallStatus::Cancelled || result.quit {
             return Err(stop(CANCELLED));
         }
         match result.value {
             Some(value) => to_dynamic(&value, &format!("the result of `{name}`")),
-            None => Err(thrown(
-                result.error_kind.unwrap_or("failed"),
-                result.error_message.unwrap_or(content),
-                &[("tool", name)],
-            )),
+            None => {
+                let error = result.error.unwrap_or(Failure {
+                    kind: ErrorKind::Failed,
+                    message: result.content,
+                });
+                Err(thrown(
+                    error.kind.as_str(),
+                    error.message,
+                    &[("tool", name)],
+                ))
+            }
         }
     }
 
@@ -236,7 +241,7 @@ impl HostContext {
                         &[],
                     )
                 })?;
-                let offered = crate::agent::offered_tools(&self.dispatcher);
+                let offered = crate::call::offer::offered_tools(&self.dispatcher);
                 if let Some(bad) = list.iter().find(|n| !offered.iter().any(|t| &t.name == *n)) {
                     let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
                     return Err(thrown(
@@ -257,13 +262,13 @@ impl HostContext {
                 .as_int()
                 .ok()
                 .and_then(|n| u32::try_from(n).ok())
-                .filter(|n| (1..=crate::config::MAX_ROUNDS_LIMIT).contains(n))
+                .filter(|n| (1..=crate::config::agent::MAX_ROUNDS_LIMIT).contains(n))
                 .ok_or_else(|| {
                     thrown(
                         "invalid-args",
                         format!(
                             "`max_rounds` must be a number from 1 to {}",
-                            crate::config::MAX_ROUNDS_LIMIT
+                            crate::config::agent::MAX_ROUNDS_LIMIT
                         ),
                         &[],
                     )
@@ -595,6 +600,9 @@ pub fn register(engine: &mut Engine, host: &Arc<HostContext>) {
         Err(EvalAltResult::ErrorTerminated(map.into(), Position::NONE).into())
     });
 }
+
+/// The longest single `sleep()`.
+pub const MAX_SLEEP: Duration = Duration::from_secs(60);
 
 #[cfg(test)]
 mod tests {

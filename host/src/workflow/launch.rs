@@ -5,10 +5,10 @@
 //! caller's.
 
 use super::host_api::{HostContext, OutputSink};
-use super::limits::ScriptLimits;
 use super::{Failure, Workflow};
 use crate::approval::Approver;
-use crate::dispatch::Dispatcher;
+use crate::call::dispatch::Dispatcher;
+use crate::config::workflow::ScriptLimits;
 use crate::llm::ModelSettings;
 use crate::store::{RunId, RunStatus, Store};
 use serde_json::Value;

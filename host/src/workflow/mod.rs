@@ -9,10 +9,10 @@
 //! host, and the wall clock; the wall clock and Ctrl-C also stop a running
 //! tool or model call. rhai is synchronous: the script runs on a thread of
 //! its own (with a stack sized for rhai's recursion, see
-//! [`limits::SCRIPT_STACK_BYTES`]) and reaches the async host through the
+//! [`SCRIPT_STACK_BYTES`]) and reaches the async host through the
 //! runtime's handle ([`host_api::HostContext`]).
 //!
-//! - [`limits`]: `[workflow]` and the defaults;
+//! - [`crate::config::workflow`]: `[workflow]` and the defaults;
 //! - [`modules`]: `import` confined to the workflows folder, without cycles;
 //! - [`host_api`]: the functions scripts see;
 //! - [`values`]: script values as JSON and back, depth-limited;
@@ -22,14 +22,13 @@
 pub mod errors;
 pub mod host_api;
 pub mod launch;
-pub mod limits;
 pub mod modules;
 pub mod nesting;
 pub mod values;
 
+use crate::config::workflow::ScriptLimits;
 use anyhow::{Context, Result};
 use host_api::{CANCELLED, HostContext};
-use limits::ScriptLimits;
 use rhai::{AST, Dynamic, Engine, EvalAltResult, Scope};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -95,7 +94,7 @@ impl Workflow {
         let mut engine = Engine::new();
         engine.set_max_operations(limits.max_operations);
         engine.set_max_call_levels(limits.max_call_levels);
-        engine.set_max_expr_depths(limits::MAX_EXPR_DEPTH, limits::MAX_FUNCTION_EXPR_DEPTH);
+        engine.set_max_expr_depths(MAX_EXPR_DEPTH, MAX_FUNCTION_EXPR_DEPTH);
         engine.set_max_string_size(limits.max_string_bytes);
         engine.set_max_array_size(limits.max_collection);
         engine.set_max_map_size(limits.max_collection);
@@ -156,12 +155,12 @@ impl Workflow {
 
     /// Runs the script with `host`'s functions under `limits`; the value it
     /// ends with, as JSON. The script runs on a thread of its own with a
-    /// stack of [`limits::SCRIPT_STACK_BYTES`]; this one waits for it.
+    /// stack of [`SCRIPT_STACK_BYTES`]; this one waits for it.
     pub fn run(&self, host: Arc<HostContext>, limits: &ScriptLimits) -> Result<Value, Failure> {
         std::thread::scope(|scope| {
             let thread = std::thread::Builder::new()
                 .name("workflow".into())
-                .stack_size(limits::SCRIPT_STACK_BYTES)
+                .stack_size(SCRIPT_STACK_BYTES)
                 .spawn_scoped(scope, || self.run_here(host, limits))
                 .map_err(|e| Failure::Failed(format!("cannot start the workflow's thread: {e}")))?;
             thread.join().unwrap_or_else(|panic| {
@@ -256,3 +255,22 @@ impl Workflow {
         ))
     }
 }
+
+/// Expressions inside each other in a script (parentheses, array and map
+/// literals, blocks, operators in a chain): rhai's own default, deeper than
+/// anything a person writes, and parsing or evaluating that deep takes a
+/// few hundred KiB of stack, not the thread's whole stack.
+pub const MAX_EXPR_DEPTH: usize = 64;
+
+/// The same inside a function body: a function's frames pile up once per
+/// call level ([`DEFAULT_MAX_CALL_LEVELS`](crate::config::workflow::DEFAULT_MAX_CALL_LEVELS)), so each may nest half as deep.
+pub const MAX_FUNCTION_EXPR_DEPTH: usize = 32;
+
+/// The stack of the thread a script runs on. rhai clones, drops and
+/// size-checks arrays and maps with one small frame (100 to 300 bytes,
+/// measured) per level of nesting and does not limit that depth. Building a
+/// value takes time quadratic in its depth (16,000 levels: 4 s; about
+/// 350,000: the default 30-minute timeout), and 256 MiB holds about
+/// 900,000 levels. It is address space: only the part a script uses is
+/// ever backed by memory, and it is returned when the run ends.
+pub const SCRIPT_STACK_BYTES: usize = 256 * 1024 * 1024;

@@ -245,7 +245,7 @@ pub fn tool_name(name: &str) -> Result<&str, String> {
     } else {
         Err(format!(
             "`{}` is not a tool name",
-            crate::text::shorten(name, 60)
+            crate::util::text::shorten(name, 60)
         ))
     }
 }

@@ -4,18 +4,22 @@
 //! make (the manifest parses, its name is free, and the component compiles,
 //! links against what toolcell provides and implements `toolcell:tool`) and
 //! the user has confirmed what it asks of the machine ([`capabilities`]).
-//! Tools fetched by URL come through [`crate::download`] first. Both files
+//! Tools fetched by URL come through [`crate::install::download`] first. Both files
 //! are read as [`crate::registry::read_tool_file`] allows: regular files
 //! only (a FIFO would hang, `/dev/zero` never ends) and capped in size.
 //! The folder is assembled under a hidden temporary name and renamed into
 //! place, so an interrupted install leaves nothing half-installed.
 
-use crate::manifest::ToolManifest;
+pub mod download;
+pub mod scaffold;
+
 use crate::registry::{
     COMPONENT_FILE, MANIFEST_FILE, MAX_COMPONENT_BYTES, Registry, ToolFileError, ToolSource,
-    load_manifest, read_tool_file,
+    load_manifest, read_tool_file, third_party_refusal,
 };
 use crate::sandbox::Sandbox;
+use crate::tool::manifest::ToolManifest;
+use crate::util::names::is_function_name;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -100,9 +104,9 @@ pub fn capabilities(manifest: &ToolManifest) -> String {
         }
     };
     let fs = match caps.fs {
-        crate::manifest::FsAccess::None => "none",
-        crate::manifest::FsAccess::Read => "read the workspace's roots",
-        crate::manifest::FsAccess::Write => "read and write the workspace's writable roots",
+        crate::tool::manifest::FsAccess::None => "none",
+        crate::tool::manifest::FsAccess::Read => "read the workspace's roots",
+        crate::tool::manifest::FsAccess::Write => "read and write the workspace's writable roots",
     };
     format!(
         "`{}` {} asks for:\n  file system:    {fs}\n  network hosts:  {}\n  programs:       {}\n  environment:    {}\n  changes things: {}\n  approval:       {}",
@@ -120,15 +124,16 @@ pub fn capabilities(manifest: &ToolManifest) -> String {
         list(&caps.env),
         match (manifest.mutates, caps.fs) {
             (true, _) => "yes, it says so",
-            (false, crate::manifest::FsAccess::Write) => "it says no, but it asks to write files",
+            (false, crate::tool::manifest::FsAccess::Write) =>
+                "it says no, but it asks to write files",
             (false, _) => "no",
         },
         match manifest.approval {
-            crate::manifest::ManifestApproval::Auto =>
+            crate::tool::manifest::ManifestApproval::Auto =>
                 "its calls run without asking (unless your config says ask)",
-            crate::manifest::ManifestApproval::Ask =>
+            crate::tool::manifest::ManifestApproval::Ask =>
                 "each call asks first (unless your config says auto)",
-            crate::manifest::ManifestApproval::Always => "each call asks first, always",
+            crate::tool::manifest::ManifestApproval::Always => "each call asks first, always",
         }
     )
 }
@@ -252,23 +257,9 @@ fn exchange(a: &Path, b: &Path) -> std::io::Result<()> {
     }
 }
 
-/// Why a tool that is not built in cannot be used, if it cannot: asking to
-/// run programs. Every program run is approved with its exact command line,
-/// which the host can show before the call only for `run_command`, whose
-/// arguments are the command; a tool that runs programs from inside its
-/// own code would need an approval in the middle of its call.
-pub fn third_party_refusal(manifest: &ToolManifest) -> Option<String> {
-    (!manifest.capabilities.process.is_empty()).then(|| {
-        format!(
-            "`{}` asks to run programs (capabilities.process), which only the built-in `run_command` may do: toolcell approves every program run with its exact command line, and it can show that only for run_command\n  fix: remove capabilities.process; a model can run the programs through run_command once the user grants them ([tools.run_command] process = [...])",
-            manifest.name
-        )
-    })
-}
-
 /// Removes the installed tool `name` from `registry`'s user or workspace folder.
 pub fn remove(registry: &Registry, name: &str) -> Result<PathBuf> {
-    if crate::mcp::external::is_function_name(name) {
+    if is_function_name(name) {
         bail!(
             "`{name}` is named like a tool of an MCP server (`server__tool`); those are not installed, they come with their [[mcp_server]]\n  fix: disable it in toolcell.toml ([tools.\"{name}\"] enabled = false), or remove that [[mcp_server]]"
         );

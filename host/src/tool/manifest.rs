@@ -7,7 +7,8 @@
 //! an unknown key, a value out of range or a schema that is not a JSON Schema
 //! is an error that names the file, the key, the line and the fix.
 
-use crate::limits::{self, Limits};
+use crate::tool::limits::{self, Limits};
+use crate::util::names::{check_host_pattern, check_program, check_tool_name, is_env_name};
 use serde::Deserialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -15,8 +16,6 @@ use toml::Spanned;
 
 /// Where the manifest format is documented, for error messages.
 pub const FORMAT_DOC: &str = "docs/writing-tools.md";
-/// Longest tool name: the limit OpenAI-compatible servers put on function names.
-const MAX_NAME_LEN: usize = 64;
 
 /// How much file-system access a tool asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Default)]
@@ -375,30 +374,6 @@ impl ToolManifest {
     }
 }
 
-/// Tool names go to models as function names: `^[a-z][a-z0-9_]*$`, at most
-/// 64 bytes, and no `__` (reserved for `server__tool` names of MCP tools).
-pub fn check_tool_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("the name is empty".into());
-    }
-    if name.len() > MAX_NAME_LEN {
-        return Err(format!("`{name}` is longer than {MAX_NAME_LEN} bytes"));
-    }
-    let first_ok = name.starts_with(|c: char| c.is_ascii_lowercase());
-    let chars_ok = name
-        .chars()
-        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if !first_ok || !chars_ok {
-        return Err(format!("`{name}` is not a valid tool name"));
-    }
-    if name.contains("__") {
-        return Err(format!(
-            "`{name}` contains `__`, which is reserved for tools of MCP servers (`server__tool`)"
-        ));
-    }
-    Ok(())
-}
-
 /// The arguments' schema must itself be a valid JSON Schema describing an
 /// object: that is what every model server expects of a function's parameters.
 fn check_parameters_schema(schema: &serde_json::Value) -> Result<(), String> {
@@ -419,78 +394,6 @@ fn check_parameters_schema(schema: &serde_json::Value) -> Result<(), String> {
     }
     jsonschema::validator_for(schema).map_err(|e| format!("not a usable JSON Schema: {e}"))?;
     Ok(())
-}
-
-pub fn check_host_pattern(pattern: &str) -> Result<(), String> {
-    if pattern == "*" {
-        // Any host the user grants: reaches nothing until they do.
-        return Ok(());
-    }
-    // An optional `:PORT`: that port only (else the scheme's default).
-    let pattern_host = match pattern.rsplit_once(':') {
-        Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
-            if !port.parse::<u16>().is_ok_and(|p| p > 0) {
-                return Err(format!(
-                    "`{pattern}` has a port that is not a number from 1 to 65535"
-                ));
-            }
-            host
-        }
-        _ => pattern,
-    };
-    let host = pattern_host.strip_prefix("*.").unwrap_or(pattern_host);
-    let valid = !host.is_empty()
-        && host.split('.').all(|label| {
-            !label.is_empty()
-                && label.len() <= 63
-                && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        });
-    if valid {
-        Ok(())
-    } else {
-        Err(format!(
-            "`{pattern}` is not a host name, `*.domain` pattern or `host:port`"
-        ))
-    }
-}
-
-/// A program a tool may run: a bare name looked up on PATH (`git`), an
-/// absolute path (`/usr/bin/make`), or `*` (in a manifest: whatever the user
-/// grants). Never a command line: arguments are the tool's to pass.
-pub fn check_program(program: &str) -> Result<(), String> {
-    if program == "*" {
-        return Ok(());
-    }
-    if program.is_empty() || program.len() > 255 {
-        return Err("a program name must have 1 to 255 bytes".into());
-    }
-    if program
-        .chars()
-        .any(|c| crate::text::is_hidden(c) || c.is_whitespace())
-    {
-        return Err(format!(
-            "`{}` holds spaces or control characters: a grant names one program, without arguments",
-            program.escape_debug()
-        ));
-    }
-    if program.contains('/') && !program.starts_with('/') {
-        return Err(format!(
-            "`{program}` is a relative path: give a name found on PATH or an absolute path"
-        ));
-    }
-    if program.split('/').any(|part| part == "..") {
-        return Err(format!("`{program}` contains `..`"));
-    }
-    Ok(())
-}
-
-/// Whether `name` is usable as an environment variable name.
-pub fn is_env_name(name: &str) -> bool {
-    !name.is_empty()
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
 /// The dotted key whose line holds byte `offset` of a TOML `text`

@@ -37,3 +37,9 @@ pub fn component_cache_dir() -> Option<PathBuf> {
 pub fn cache_dir() -> Option<PathBuf> {
     from_env_or(CACHE_DIR_ENV, dirs::cache_dir())
 }
+
+/// The config file's name, looked for in the current folder and its parents.
+pub const CONFIG_FILE: &str = "toolcell.toml";
+
+/// Per-workspace state (installed tools, later the run store) lives here.
+pub const STATE_DIR: &str = ".toolcell";

@@ -3,6 +3,7 @@
 //! own way; tests can collect it.
 
 use crate::llm::{StreamEvent, ToolCall};
+use crate::util::text::human_duration;
 use std::time::Duration;
 
 /// Where a tool call stands.
@@ -78,13 +79,13 @@ pub fn status_line(
     duration: Option<Duration>,
     summary: Option<&str>,
 ) -> String {
-    use crate::text::{for_terminal_line, one_line};
+    use crate::util::text::{for_terminal_line, one_line};
     // The name and arguments are the model's, the summary the tool's: on
     // one line, nothing in them hidden or reordered.
     let head = format!(
         "[{}] {} {}",
         status.as_str(),
-        for_terminal_line(&crate::text::shorten(&call.name, SHOWN_NAME)),
+        for_terminal_line(&crate::util::text::shorten(&call.name, SHOWN_NAME)),
         for_terminal_line(&one_line(&call.arguments, SHOWN_ARGS))
     );
     match (duration, summary) {
@@ -94,15 +95,6 @@ pub fn status_line(
             for_terminal_line(summary)
         ),
         _ => head,
-    }
-}
-
-/// `3 ms`, `1.2 s`.
-pub fn human_duration(d: Duration) -> String {
-    if d < Duration::from_secs(1) {
-        format!("{} ms", d.as_millis())
-    } else {
-        format!("{:.1} s", d.as_secs_f64())
     }
 }
 

@@ -15,12 +15,11 @@
 //!   by the config's `approval`, except that a manifest's `always` cannot be
 //!   turned into `auto`; `tools show` says which one decided.
 
-use crate::approval::ApprovalMode;
 use crate::config::{ApprovalSetting, RootAccess, WorkspaceConfig};
 use crate::contain::{Confinement, NetworkAccess, SandboxSetting};
-use crate::limits::Limits;
-use crate::manifest::{FsAccess, ManifestApproval, ToolManifest};
 use crate::policy::FileRules;
+use crate::tool::limits::Limits;
+use crate::tool::manifest::{FsAccess, ManifestApproval, ToolManifest};
 use anyhow::{Result, bail};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -197,5 +196,26 @@ impl ToolGrant {
             .iter()
             .filter_map(|name| std::env::var(name).ok().map(|v| (name.clone(), v)))
             .collect()
+    }
+}
+
+/// What the policy says about calls of one tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApprovalMode {
+    /// Run without asking.
+    Auto,
+    /// Ask the user before every call.
+    Ask,
+    /// Never run.
+    Deny,
+}
+
+impl std::fmt::Display for ApprovalMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ApprovalMode::Auto => "auto",
+            ApprovalMode::Ask => "ask",
+            ApprovalMode::Deny => "deny",
+        })
     }
 }

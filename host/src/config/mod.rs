@@ -30,27 +30,32 @@
 //! process = ["git", "make"]   # programs it may run (off until granted)
 //! ```
 
+pub mod agent;
+pub mod cron;
+pub mod mcp_server;
+pub mod schedule;
+pub mod trust;
+pub mod workflow;
+
+use crate::config::agent::{AgentConfig, RawAgentConfig};
+use crate::config::mcp_server::{McpServerConfig, RawMcpServer};
+use crate::config::schedule::{DaemonConfig, RawDaemonConfig, RawSchedule, ScheduleConfig};
+use crate::config::workflow::{RawWorkflowConfig, WorkflowConfig};
 use crate::contain::SandboxSetting;
-use crate::limits;
 use crate::llm::ModelSettings;
 use crate::llm::settings::RawModelSettings;
-use crate::manifest::{check_host_pattern, check_program, is_env_name, line_col};
-use crate::mcp::config::{McpServerConfig, RawMcpServer};
-use crate::policy::trust::{self, TrustStore};
+use crate::policy::trust::TrustStore;
 use crate::policy::{FileRules, PolicyFiles, SecretRules};
-use crate::schedule::config::{DaemonConfig, RawDaemonConfig, RawSchedule, ScheduleConfig};
-use crate::workflow::limits::{RawWorkflowConfig, WorkflowConfig};
+use crate::tool::limits;
+use crate::tool::manifest::line_col;
+use crate::util::locations::{CONFIG_FILE, STATE_DIR};
+use crate::util::names::{check_host_pattern, check_program, is_env_name};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use toml::Spanned;
-
-/// The config file's name, looked for in the current folder and its parents.
-pub const CONFIG_FILE: &str = "toolcell.toml";
-/// Per-workspace state (installed tools, later the run store) lives here.
-pub const STATE_DIR: &str = ".toolcell";
 
 /// Whether tools may change a root.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -156,36 +161,6 @@ pub struct WorkspaceConfig {
     pub fingerprint: Option<String>,
 }
 
-/// `[agent]`: how the agent loop works.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AgentConfig {
-    /// Model requests per task.
-    pub max_rounds: u32,
-    /// With more tools than this, each task is offered only the relevant
-    /// ones (see [`crate::agent::filter`]).
-    pub filter_tools_above: usize,
-}
-
-impl Default for AgentConfig {
-    fn default() -> Self {
-        Self {
-            max_rounds: crate::agent::DEFAULT_MAX_ROUNDS,
-            filter_tools_above: crate::agent::filter::DEFAULT_FILTER_TOOLS_ABOVE,
-        }
-    }
-}
-
-/// The largest round budget accepted: beyond it a looping model costs more
-/// than any task is worth.
-pub const MAX_ROUNDS_LIMIT: u32 = 200;
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawAgentConfig {
-    max_rounds: Option<u32>,
-    filter_tools_above: Option<u32>,
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawConfig {
@@ -244,29 +219,13 @@ struct RawToolSettings {
     write: Vec<String>,
 }
 
-/// What a trust record names a config by: its folder, resolved, and its
-/// name — not where a link named `toolcell.toml` leads, since the folder
-/// holding the name is the workspace whose roots and programs it sets (a
-/// link to a trusted config elsewhere is not trusted with it).
-pub fn trust_key(file: &Path) -> std::io::Result<PathBuf> {
-    let folder = file.parent().unwrap_or(Path::new("."));
-    let folder = if folder.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        folder
-    };
-    Ok(folder
-        .canonicalize()?
-        .join(file.file_name().unwrap_or_default()))
-}
-
 /// toolcell's own folders outside the workspace, which a root may still
 /// hold (a workspace in the home folder): the data folder (user tools, the
 /// configs the user trusted) and the compiled-component cache.
 fn toolcell_folders() -> Vec<PathBuf> {
-    crate::locations::data_dir()
+    crate::util::locations::data_dir()
         .into_iter()
-        .chain(crate::locations::cache_dir())
+        .chain(crate::util::locations::cache_dir())
         .collect()
 }
 
@@ -369,152 +328,6 @@ impl WorkspaceConfig {
             return Ok(restricted);
         }
         Ok(config)
-    }
-
-    /// What trusting this config (parsed from `text`) means: its text, and
-    /// where each folder it names leads now — its roots, the folders its
-    /// programs and servers may read or write, a server's working folder.
-    /// A root swapped for a link (by a program that could write the
-    /// workspace) changes where the config reaches, so it is untrusted
-    /// again, as if its text had changed.
-    pub fn trust_fingerprint(&self, text: &str) -> String {
-        let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
-        let mut leads: Vec<PathBuf> = self.roots.iter().map(|r| r.path.clone()).collect();
-        for settings in self.tools.values() {
-            leads.extend(settings.read.iter().chain(&settings.write).map(|p| real(p)));
-        }
-        for server in &self.mcp_servers {
-            leads.push(real(&server.cwd));
-            leads.extend(server.read.iter().chain(&server.write).map(|p| real(p)));
-        }
-        let mut bytes = text.as_bytes().to_vec();
-        bytes.extend_from_slice(b"\0leads\0");
-        for path in leads {
-            bytes.extend_from_slice(path.as_os_str().as_encoded_bytes());
-            bytes.push(0);
-        }
-        trust::fingerprint(&bytes)
-    }
-
-    /// Whether the user trusted this config's file as it was loaded.
-    pub fn is_trusted(&self, trust: Option<&TrustStore>) -> bool {
-        let (Some(file), Some(fingerprint)) = (&self.file, &self.fingerprint) else {
-            return false;
-        };
-        let (Some(store), Ok(file)) = (trust, trust_key(file)) else {
-            return false;
-        };
-        store.is_trusted(&file, fingerprint)
-    }
-
-    /// Takes out what a config may do only once the user trusted it — what
-    /// a config found in a cloned repository must not do on its own — and
-    /// says what, one line each:
-    /// - start programs: its `[[mcp_server]]`s, programs granted to tools;
-    /// - hand on secrets and data: environment variables granted to tools
-    ///   or scripts, the model's key variable, network hosts granted;
-    /// - act unasked: `approval = "auto"`, a schedule's `approve` list;
-    /// - reach beyond its folder: roots outside the workspace (a first
-    ///   root outside becomes the workspace itself, read-only).
-    pub fn restrict_to_untrusted(&mut self) -> Vec<String> {
-        let line = |text: &str| crate::text::for_terminal_line(text).into_owned();
-        let mut asks = Vec::new();
-        for server in self.mcp_servers.iter_mut().filter(|s| s.enabled) {
-            asks.push(format!(
-                "the MCP server `{}`: {}",
-                line(&server.name),
-                line(&server.command_line())
-            ));
-            server.enabled = false;
-        }
-        for (name, settings) in &mut self.tools {
-            let name = line(name);
-            for (what, granted) in [
-                ("programs", &mut settings.process),
-                ("environment variables", &mut settings.env),
-                ("network hosts", &mut settings.network),
-            ] {
-                if !granted.is_empty() {
-                    asks.push(format!(
-                        "{what} granted to `{name}`: {}",
-                        line(&granted.join(", "))
-                    ));
-                    granted.clear();
-                }
-            }
-            settings.sandbox = SandboxSetting::Confined;
-            settings.read.clear();
-            settings.write.clear();
-            if settings.approval == Some(ApprovalSetting::Auto) {
-                asks.push(format!(
-                    "`{name}` approved automatically (approval = \"auto\")"
-                ));
-                settings.approval = None;
-            }
-        }
-        if let Some(key) = self.model.api_key_env.take() {
-            asks.push(format!("the model server gets the key in ${}", line(&key)));
-        }
-        if !self.workflow.env.is_empty() {
-            asks.push(format!(
-                "environment variables for scripts: {}",
-                line(&self.workflow.env.join(", "))
-            ));
-            self.workflow.env.clear();
-        }
-        for schedule in &mut self.schedules {
-            if !schedule.approve.is_empty() {
-                asks.push(format!(
-                    "tools approved for the schedule `{}`: {}",
-                    line(&schedule.name),
-                    line(&schedule.approve.join(", "))
-                ));
-                schedule.approve.clear();
-            }
-        }
-        let workspace = self.workspace.clone();
-        let outside: Vec<String> = self
-            .roots
-            .iter()
-            .filter(|r| !r.path.starts_with(&workspace))
-            .map(|r| {
-                format!(
-                    "the root {} (outside the workspace)",
-                    line(&r.path.display().to_string())
-                )
-            })
-            .collect();
-        if !outside.is_empty() {
-            asks.extend(outside);
-            let first_outside = !self.roots[0].path.starts_with(&workspace);
-            self.roots.retain(|r| r.path.starts_with(&workspace));
-            if first_outside {
-                self.roots.insert(
-                    0,
-                    Root {
-                        path: workspace,
-                        mount: ".".into(),
-                        access: RootAccess::Read,
-                    },
-                );
-            }
-        }
-        asks
-    }
-
-    /// Trusts the config at `file` as it is now (`toolcell trust`), if it
-    /// is valid; returns the fingerprint recorded and the programs it may
-    /// now start.
-    pub fn trust(file: &Path) -> Result<(String, Vec<String>)> {
-        let text = read_config(file)?;
-        let config = Self::parse(file, &text)?;
-        let fingerprint = config.trust_fingerprint(&text);
-        let programs = config.clone().restrict_to_untrusted();
-        let store = TrustStore::for_user()
-            .context("no user data folder to keep the trust in: set TOOLCELL_DATA_DIR or HOME")?;
-        let file = trust_key(file).with_context(|| format!("cannot resolve {}", file.display()))?;
-        store.trust(&file, &fingerprint)?;
-        Ok((fingerprint, programs))
     }
 
     /// Validates config `text`; relative root paths resolve against `file`'s folder.
@@ -678,21 +491,10 @@ impl WorkspaceConfig {
                 ModelSettings::from_raw(spanned.into_inner(), &at).map_err(anyhow::Error::msg)?
             }
         };
-        let mut agent = AgentConfig::default();
-        if let Some(spanned) = raw.agent {
-            let at = where_(spanned.span());
-            if let Some(rounds) = spanned.get_ref().max_rounds {
-                if !(1..=MAX_ROUNDS_LIMIT).contains(&rounds) {
-                    bail!(
-                        "invalid config {at}: agent.max_rounds = {rounds} is out of range\n  fix: use a value from 1 to {MAX_ROUNDS_LIMIT}"
-                    );
-                }
-                agent.max_rounds = rounds;
-            }
-            if let Some(above) = spanned.get_ref().filter_tools_above {
-                agent.filter_tools_above = above as usize;
-            }
-        }
+        let agent = match raw.agent {
+            None => AgentConfig::default(),
+            Some(spanned) => AgentConfig::from_raw(spanned.get_ref(), &where_(spanned.span()))?,
+        };
 
         let workflow = match raw.workflow {
             None => WorkflowConfig::default(),

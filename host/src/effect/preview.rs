@@ -6,11 +6,11 @@
 //! `run_command`.
 
 use crate::config::WorkspaceConfig;
-use crate::grant::Preopen;
+use crate::effect::roots::{Entry, read_entry};
+use crate::registry::grant::Preopen;
 use crate::sandbox::bindings::toolcell::tool::process::RunError;
-use crate::sandbox::process::ProcessPolicy;
-use crate::text::is_hidden;
-use crate::workspace::{Entry, read_entry};
+use crate::sandbox::process_policy::ProcessPolicy;
+use crate::util::text::is_hidden;
 use serde_json::Value;
 use similar::TextDiff;
 
@@ -200,7 +200,7 @@ fn describe(config: &WorkspaceConfig, path: &str) -> String {
 
 /// A path from the model, on one line: it cannot add lines to the prompt.
 fn one_line(path: &str) -> String {
-    crate::text::for_terminal_line(path).into_owned()
+    crate::util::text::for_terminal_line(path).into_owned()
 }
 
 /// A unified diff of `old` → `new`, cut to [`MAX_DIFF_LINES`].

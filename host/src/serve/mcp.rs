@@ -3,7 +3,7 @@
 //!
 //! Every tool the agent would be offered is listed with its manifest's
 //! JSON Schema, and marked read-only or destructive from the manifest. A
-//! call goes the same way as from the agent or a workflow (`calls::ToolRunner`:
+//! call goes the same way as from the agent or a workflow (`call::runner`:
 //! validation, policy, approval, a fresh cell, the run store): a path
 //! outside the roots is refused exactly as on the command line. Nobody can
 //! be asked on a terminal here; a call that needs approval runs if it was
@@ -14,13 +14,13 @@
 //! grant it. Each call is recorded as a run of kind `mcp` (`toolcell runs
 //! list`).
 
-use crate::agent::offered_tools;
-use crate::agent::view::Silent;
 use crate::approval::{ApprovalRequest, Approver, Decision, StandingApprovals};
-use crate::calls::{CallResult, Recording, ToolRunner};
-use crate::dispatch::Dispatcher;
+use crate::call::dispatch::Dispatcher;
+use crate::call::offer::offered_tools;
+use crate::call::runner::{Record, Request, ToolRunner};
+use crate::call::view::Silent;
 use crate::llm::ToolCall;
-use crate::store::{CallRun, DeferredRecorder, RunStatus, Store, now_ms};
+use crate::store::{DeferredRecorder, Store};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
     ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, MetaObject,
@@ -39,6 +39,9 @@ pub const SERVER_TIME_KEY: &str = "dev.toolcell/server_us";
 /// The `_meta` key of a call result saying whether the call ran in a cell
 /// built before it, between calls (see `sandbox::keeper`).
 pub const BUILT_AHEAD_KEY: &str = "dev.toolcell/built_ahead";
+
+/// The kind of the run each call is recorded as.
+const RUN_KIND: &str = "mcp";
 
 /// The workspace's tools, as an MCP server.
 pub struct ToolServer {
@@ -95,38 +98,13 @@ impl ToolServer {
             .collect()
     }
 
-    /// Runs one call through the shared call path and records it as a run.
-    ///
-    /// A call of a tool that changes nothing is recorded after it has
-    /// answered, by the [`DeferredRecorder`] in batches: its latency carries
-    /// no commit (four of them cost more than the call itself; see
-    /// BENCHMARKS.md "MCP latency"). A call that may change something is
-    /// recorded as it goes, before it runs, so a crash leaves it marked
-    /// interrupted and what it replaced is kept for undo.
+    /// Runs one call through the one call path, recorded as a run of its
+    /// own ([`Record::OwnRun`]: a call of a tool that changes nothing after
+    /// it has answered, in batches, so its latency carries no commit — see
+    /// BENCHMARKS.md "MCP latency").
     async fn call(&self, name: &str, arguments: Value, client: Peer<RoleServer>) -> CallToolResult {
         let entered = std::time::Instant::now();
         let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
-        let title = format!("mcp: {name}");
-        let read_only = self
-            .dispatcher
-            .registry()
-            .get(name)
-            .is_some_and(|entry| !entry.manifest.mutates);
-        let run = if read_only {
-            None
-        } else {
-            match self.store.start_run("mcp", &title, None) {
-                Ok(run) => Some(run),
-                Err(e) => {
-                    tracing::warn!("cannot record the MCP call: {e:#}");
-                    None
-                }
-            }
-        };
-        let recording = run.map(|run| Recording {
-            store: &self.store,
-            run,
-        });
         let approver = AskTheClient {
             client,
             granted: &self.approvals,
@@ -134,36 +112,28 @@ impl ToolServer {
         let runner = ToolRunner {
             dispatcher: &self.dispatcher,
             approver: &approver,
-            recording,
+            record: Record::OwnRun {
+                store: &self.store,
+                later: &self.recorder,
+                kind: RUN_KIND,
+            },
+            result_limit: None,
         };
         let call = ToolCall {
             id: format!("mcp_{n}"),
             name: name.to_string(),
             arguments: arguments.to_string(),
         };
-        let row = runner.start(&call);
         let mut result = runner
-            .run(&call, &arguments, &mut Silent, &CancellationToken::new())
+            .run(
+                &call,
+                Request::Run(arguments),
+                &mut Silent,
+                &CancellationToken::new(),
+            )
             .await;
-
         // The result as text, as the model would see it: also the answer's text.
         let content = std::mem::take(&mut result.content);
-        let status = if result.value.is_some() {
-            RunStatus::Succeeded
-        } else {
-            RunStatus::Failed
-        };
-        if read_only {
-            self.record_after(title, call, &result, content.clone(), status);
-        } else {
-            runner.finish(&call, row, &mut result, &content);
-            if let Some(run) = run {
-                let error = result.error_message.as_deref();
-                if let Err(e) = self.store.finish_run(run, status, None, error) {
-                    tracing::warn!("cannot record the end of the MCP call: {e:#}");
-                }
-            }
-        }
         let built_ahead = result.built_ahead;
         let mut answer = match result.value {
             Some(value) => {
@@ -184,32 +154,6 @@ impl ToolServer {
         meta.insert(BUILT_AHEAD_KEY.into(), Value::Bool(built_ahead));
         answer.meta = Some(MetaObject(meta));
         answer
-    }
-
-    /// Queues a finished read-only call to be recorded as a run.
-    fn record_after(
-        &self,
-        title: String,
-        call: ToolCall,
-        result: &CallResult,
-        content: String,
-        status: RunStatus,
-    ) {
-        self.recorder.record(CallRun {
-            kind: "mcp",
-            title,
-            status,
-            error: result.error_message.clone(),
-            call_id: call.id,
-            tool: call.name,
-            arguments: call.arguments,
-            call_status: result.status.record(),
-            decision: result.decision,
-            result: content,
-            error_kind: result.error_kind,
-            duration: result.duration,
-            ended_at: now_ms(),
-        });
     }
 }
 
@@ -300,5 +244,5 @@ fn approval_message(request: &ApprovalRequest<'_>) -> String {
     if let Some(preview) = &request.preview {
         text.push_str(&format!("\n\n{preview}"));
     }
-    crate::text::for_terminal(&text).into_owned()
+    crate::util::text::for_terminal(&text).into_owned()
 }

@@ -1,75 +1,28 @@
-//! The path of one tool call: registry → validation → policy and approval →
-//! sandbox. Every caller (the CLI today; the agent loop, workflows and the
-//! MCP server later) goes through [`Dispatcher::call`], so a call is checked
-//! the same way whoever makes it.
+//! The steps of one tool call: registry → validation → policy and approval
+//! → sandbox. [`Dispatcher`] holds what every call of a workspace shares
+//! (the config, the registry, the sandbox, the MCP servers); its steps are
+//! taken only by [`super::runner::ToolRunner`], in order, so a call is
+//! checked the same way whoever makes it.
 
-use crate::approval::{ApprovalMode, ApprovalRequest, Approver, Decision};
-use crate::changes::Touch;
+use crate::approval::{ApprovalRequest, Approver, Decision};
+use crate::call::error::CallError;
 use crate::config::WorkspaceConfig;
-use crate::grant::ToolGrant;
-use crate::manifest::ManifestApproval;
+use crate::effect::changes::Touch;
 use crate::mcp::client::{McpCallError, McpServers};
 use crate::policy::PolicyChange;
 use crate::policy::protected::PolicySnapshot;
+use crate::registry::grant::ApprovalMode;
+use crate::registry::grant::ToolGrant;
 use crate::registry::{Backend, McpTool, Registry, ToolEntry, ToolProblem, ToolSource};
 use crate::sandbox::cache::CacheStatus;
 use crate::sandbox::output::CapturedOutput;
-use crate::sandbox::{PreparedTool, RunError, Sandbox, SandboxOptions};
+use crate::sandbox::{PreparedTool, Sandbox, SandboxOptions};
+use crate::tool::manifest::ManifestApproval;
 use anyhow::{Context, Result};
 use serde_json::Value;
 use std::collections::HashMap;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
-
-/// Why a call produced no result.
-#[derive(Debug, thiserror::Error)]
-pub enum CallError {
-    #[error("there is no tool named `{name}`; the tools are: {}", available.join(", "))]
-    UnknownTool {
-        name: String,
-        available: Vec<String>,
-    },
-    #[error("`{name}` is disabled in the workspace config")]
-    Disabled { name: String },
-    #[error("the arguments do not fit the schema of `{tool}`: {}", problems.join("; "))]
-    InvalidArgs { tool: String, problems: Vec<String> },
-    #[error("`{tool}` was not run: {reason}")]
-    Denied { tool: String, reason: String },
-    #[error("`{tool}` cannot be used: {message}")]
-    Unavailable { tool: String, message: String },
-    #[error("`{tool}` {error}")]
-    Run { tool: String, error: RunError },
-    #[error("`{tool}` {error}")]
-    External { tool: String, error: McpCallError },
-}
-
-impl CallError {
-    /// A short machine-readable kind, stable for scripts and the model.
-    pub fn kind(&self) -> &'static str {
-        match self {
-            CallError::UnknownTool { .. } => "unknown-tool",
-            CallError::Disabled { .. } => "disabled",
-            CallError::InvalidArgs { .. } => "invalid-args",
-            CallError::Denied { .. } => "denied",
-            CallError::Unavailable { .. } => "unavailable",
-            CallError::Run { error, .. } => match error {
-                RunError::Tool { kind, .. } => kind.as_str(),
-                RunError::Timeout { .. } => "timeout",
-                RunError::MemoryLimit { .. } => "memory-limit",
-                RunError::Trap { .. } => "trap",
-                RunError::OutputTooLarge { .. } => "output-too-large",
-                RunError::InvalidResult { .. } => "invalid-result",
-                RunError::Setup(_) => "failed",
-            },
-            CallError::External { error, .. } => error.kind(),
-        }
-    }
-
-    /// Whether the call was refused by policy or by the user, rather than failing.
-    pub fn is_denial(&self) -> bool {
-        matches!(self, CallError::Denied { .. } | CallError::Disabled { .. })
-    }
-}
 
 /// The outcome of one call.
 #[derive(Debug)]
@@ -201,28 +154,10 @@ impl Dispatcher {
         Ok(ready)
     }
 
-    /// Calls tool `name` with `args`, asking `approver` when the policy says `ask`.
-    pub async fn call(&self, name: &str, args: &Value, approver: &dyn Approver) -> CallOutcome {
-        let started = Instant::now();
-        let mut admitted = match self.admit(name, args) {
-            Ok(admitted) => admitted,
-            Err(error) => return CallOutcome::refused(error, started),
-        };
-        if admitted.needs_approval {
-            let decision = self.seek_approval(&mut admitted, args, approver).await;
-            if let Some(error) = admitted.refusal(&decision) {
-                return CallOutcome::refused(error, started);
-            }
-        }
-        let mut outcome = self.execute(admitted, args).await;
-        outcome.duration = started.elapsed();
-        outcome
-    }
-
     /// Everything before approval: find the tool, resolve its grant, check
     /// it is enabled, validate the arguments and apply the policy's
     /// `deny`. Says whether the call needs approval.
-    pub fn admit<'d>(&'d self, name: &str, args: &Value) -> Result<Admitted<'d>, CallError> {
+    pub(super) fn admit<'d>(&'d self, name: &str, args: &Value) -> Result<Admitted<'d>, CallError> {
         let unavailable = |e: anyhow::Error| CallError::Unavailable {
             tool: name.into(),
             message: format!("{e:#}"),
@@ -260,14 +195,14 @@ impl Dispatcher {
         // arguments; a change of the policy is asked for whatever the
         // tool's approval (other tools meet the cell's guard instead).
         let touched = match entry.source {
-            ToolSource::BuiltIn => crate::changes::touched(name, args),
+            ToolSource::BuiltIn => crate::effect::changes::touched(name, args),
             _ => None,
         };
         let policy = touched
             .as_deref()
             .map(|paths| {
                 let resolved = paths.iter().filter_map(|(shown, touch)| {
-                    let at = crate::workspace::resolve(&self.config, shown)?;
+                    let at = crate::effect::roots::resolve(&self.config, shown)?;
                     let inside = !at.relative.as_os_str().is_empty();
                     inside.then(|| (shown.clone(), at.root.path.join(&at.relative), *touch))
                 });
@@ -301,7 +236,7 @@ impl Dispatcher {
     /// change as it is now, and anyone else gets a refusal in band. An
     /// approved change of the policy is let through the cell's guard for
     /// exactly the files the prompt named.
-    pub async fn seek_approval(
+    pub(super) async fn seek_approval(
         &self,
         admitted: &mut Admitted<'_>,
         args: &Value,
@@ -316,7 +251,7 @@ impl Dispatcher {
                 return decision;
             }
             let touched = admitted.touched.as_deref().unwrap_or_default();
-            let now = crate::changes::state_of(&self.config, touched);
+            let now = crate::effect::changes::state_of(&self.config, touched);
             let changed: Vec<&str> = now
                 .iter()
                 .zip(&request.basis)
@@ -330,7 +265,7 @@ impl Dispatcher {
             }
             let changed = changed
                 .iter()
-                .map(|p| format!("`{}`", crate::text::for_terminal_line(p)))
+                .map(|p| format!("`{}`", crate::util::text::for_terminal_line(p)))
                 .collect::<Vec<_>>()
                 .join(", ");
             if !approver.can_ask_again() {
@@ -354,14 +289,15 @@ impl Dispatcher {
     ) -> ApprovalRequest<'a> {
         let tool = admitted.entry.manifest.name.as_str();
         let preview = match admitted.entry.source {
-            ToolSource::BuiltIn => crate::approval::preview::preview(&self.config, tool, args),
+            ToolSource::BuiltIn => crate::effect::preview::preview(&self.config, tool, args),
             _ => None,
         };
         let warning = match &admitted.entry.backend {
             Backend::Mcp(external) => Some(self.mcp_warning(external)),
             Backend::Component(_) if !admitted.grant.process.is_empty() => {
                 let programs =
-                    crate::text::for_terminal_line(&admitted.grant.process.join(", ")).into_owned();
+                    crate::util::text::for_terminal_line(&admitted.grant.process.join(", "))
+                        .into_owned();
                 Some(match admitted.grant.confinement() {
                     Some(confinement) => format!(
                         "its programs ({programs}) run outside its cell, {}",
@@ -389,7 +325,7 @@ impl Dispatcher {
             basis: admitted
                 .touched
                 .as_deref()
-                .map(|paths| crate::changes::state_of(&self.config, paths))
+                .map(|paths| crate::effect::changes::state_of(&self.config, paths))
                 .unwrap_or_default(),
             asked_again: false,
         }
@@ -403,7 +339,7 @@ impl Dispatcher {
             .iter()
             .find(|s| s.name == external.server);
         let command = server.map(|s| s.command_line()).unwrap_or_default();
-        let line = crate::text::for_terminal_line;
+        let line = crate::util::text::for_terminal_line;
         let how = match server
             .and_then(|s| s.confinement(&self.config.roots, &self.config.files.policy))
         {
@@ -421,7 +357,7 @@ impl Dispatcher {
 
     /// Runs an admitted (and, if it needed it, approved) call in its cell,
     /// or on its MCP server.
-    pub async fn execute(&self, admitted: Admitted<'_>, args: &Value) -> CallOutcome {
+    pub(super) async fn execute(&self, admitted: Admitted<'_>, args: &Value) -> CallOutcome {
         // A program outside every cell (an MCP server, a program a tool
         // runs) is not under the cell's file guard: what it did to the
         // policy files is found after the call, and undone.

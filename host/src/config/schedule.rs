@@ -169,8 +169,8 @@ impl ScheduleConfig {
             );
         }
         if let Some(bad) = raw.approve.iter().find(|t| {
-            crate::manifest::check_tool_name(t).is_err()
-                && !crate::mcp::external::is_function_name(t)
+            crate::util::names::check_tool_name(t).is_err()
+                && !crate::util::names::is_function_name(t)
         }) {
             return fail(
                 format!("schedule `{name}`: `{bad}` in approve is not a tool name"),

@@ -11,9 +11,9 @@
 //! in `.toolcell/trash`), nor is a file larger than [`MAX_KEPT_FILE`].
 
 use crate::config::WorkspaceConfig;
+use crate::effect::roots::{Entry, read_entry, resolve};
 pub use crate::policy::Touch;
 use crate::store::{ChangeRecord, RunId, Store};
-use crate::workspace::{Entry, read_entry, resolve};
 use anyhow::{Context, Result, bail};
 use serde_json::Value;
 use sha2::{Digest, Sha256};

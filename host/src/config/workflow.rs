@@ -25,24 +25,6 @@ pub const DEFAULT_MAX_CALL_LEVELS: usize = 64;
 pub const DEFAULT_MAX_STRING_BYTES: usize = 16 * 1024 * 1024;
 /// Entries of one array or map.
 pub const DEFAULT_MAX_COLLECTION: usize = 1_000_000;
-/// The longest single `sleep()`.
-pub const MAX_SLEEP: Duration = Duration::from_secs(60);
-/// Expressions inside each other in a script (parentheses, array and map
-/// literals, blocks, operators in a chain): rhai's own default, deeper than
-/// anything a person writes, and parsing or evaluating that deep takes a
-/// few hundred KiB of stack, not the thread's whole stack.
-pub const MAX_EXPR_DEPTH: usize = 64;
-/// The same inside a function body: a function's frames pile up once per
-/// call level ([`DEFAULT_MAX_CALL_LEVELS`]), so each may nest half as deep.
-pub const MAX_FUNCTION_EXPR_DEPTH: usize = 32;
-/// The stack of the thread a script runs on. rhai clones, drops and
-/// size-checks arrays and maps with one small frame (100 to 300 bytes,
-/// measured) per level of nesting and does not limit that depth. Building a
-/// value takes time quadratic in its depth (16,000 levels: 4 s; about
-/// 350,000: the default 30-minute timeout), and 256 MiB holds about
-/// 900,000 levels. It is address space: only the part a script uses is
-/// ever backed by memory, and it is returned when the run ends.
-pub const SCRIPT_STACK_BYTES: usize = 256 * 1024 * 1024;
 
 /// Resolved limits.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -101,7 +83,7 @@ impl WorkflowConfig {
         if let Some(n) = raw.max_string_bytes {
             limits.max_string_bytes = n;
         }
-        if let Some(bad) = raw.env.iter().find(|n| !crate::manifest::is_env_name(n)) {
+        if let Some(bad) = raw.env.iter().find(|n| !crate::util::names::is_env_name(n)) {
             return Err(format!(
                 "invalid config {at}: workflow.env: `{bad}` is not an environment variable name"
             ));

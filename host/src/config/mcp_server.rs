@@ -24,11 +24,12 @@
 //! approval unless the config says `approval = "auto"` (for the server, or
 //! per tool under `[tools."fs__read_text_file"]`).
 
+use crate::config::schedule::parse_duration;
 use crate::config::{Root, RootAccess};
 use crate::contain::{Confinement, NetworkAccess, SandboxSetting};
-use crate::manifest::{FsAccess, check_host_pattern};
 use crate::policy::PolicyFiles;
-use crate::schedule::config::parse_duration;
+use crate::tool::manifest::FsAccess;
+use crate::util::names::{check_host_pattern, check_server_name};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,9 +41,6 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(60);
 /// Starting includes `npx` resolving a cached package and Node loading it,
 /// a few seconds on a slow machine; a server not ready by then is reported.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
-/// Server names are the prefix of function names a model sees (at most 64
-/// bytes in all): short names leave room for the tools' own.
-const MAX_SERVER_NAME_LEN: usize = 32;
 
 /// Whether calls of a server's tools ask first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -253,7 +251,7 @@ impl McpServerConfig {
         if let Some(bad) = env
             .keys()
             .chain(&env_passed)
-            .find(|k| !crate::manifest::is_env_name(k))
+            .find(|k| !crate::util::names::is_env_name(k))
         {
             return Err(format!(
                 "invalid config {at}: mcp_server `{name}`: `{bad}` is not an environment variable name\n  fix: use names such as \"API_TOKEN\""
@@ -290,7 +288,7 @@ impl McpServerConfig {
             }
         };
         let call_timeout = duration("timeout", &raw.timeout, DEFAULT_CALL_TIMEOUT)?;
-        let longest = Duration::from_millis(*crate::limits::TIMEOUT_MS_RANGE.end());
+        let longest = Duration::from_millis(*crate::tool::limits::TIMEOUT_MS_RANGE.end());
         if call_timeout > longest {
             return Err(format!(
                 "invalid config {at}: mcp_server `{name}`: timeout `{}` is longer than a call may take\n  fix: use at most \"{}s\"",
@@ -328,27 +326,6 @@ impl McpServerConfig {
             enabled: raw.enabled.unwrap_or(true),
             at: at.to_string(),
         })
-    }
-}
-
-/// Server names: `^[a-z][a-z0-9_-]*$`, without `__` (the separator before
-/// the tool's name) and not ending in `_`.
-pub fn check_server_name(name: &str) -> Result<(), String> {
-    if name.is_empty() || name.len() > MAX_SERVER_NAME_LEN {
-        return Err(format!(
-            "`{name}` must be 1 to {MAX_SERVER_NAME_LEN} bytes long"
-        ));
-    }
-    let valid = name.starts_with(|c: char| c.is_ascii_lowercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
-        && !name.contains("__")
-        && !name.ends_with('_');
-    if valid {
-        Ok(())
-    } else {
-        Err(format!("`{name}` is not a valid server name"))
     }
 }
 

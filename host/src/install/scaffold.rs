@@ -8,7 +8,7 @@
 //! contract (`wit/tool.wit`, the one this toolcell speaks) and a README
 //! with the one build command. `{{name}}` in a template is the tool's name.
 
-use crate::manifest::check_tool_name;
+use crate::util::names::check_tool_name;
 use anyhow::{Context, Result, bail};
 use std::path::{Path, PathBuf};
 
@@ -24,14 +24,14 @@ pub enum Lang {
 }
 
 /// The contract every tool implements, as this toolcell speaks it.
-pub const TOOL_WIT: &str = include_str!("../../tools-wasm/wit/tool.wit");
+pub const TOOL_WIT: &str = include_str!("../../../tools-wasm/wit/tool.wit");
 
 /// One template file: its path in the new folder and its text.
 type TemplateFile = (&'static str, &'static str);
 
 macro_rules! template {
     ($lang:literal: $($path:literal),+ $(,)?) => {
-        &[$(($path, include_str!(concat!("../templates/", $lang, "/", $path)))),+]
+        &[$(($path, include_str!(concat!("../../templates/", $lang, "/", $path)))),+]
     };
 }
 
@@ -144,7 +144,8 @@ mod tests {
         for lang in [Lang::Rust, Lang::Python, Lang::Js] {
             let folder = dir.path().join(format!("{lang:?}"));
             create("word_count", lang, &folder).unwrap();
-            let manifest = crate::manifest::ToolManifest::load(&folder.join("tool.toml")).unwrap();
+            let manifest =
+                crate::tool::manifest::ToolManifest::load(&folder.join("tool.toml")).unwrap();
             assert_eq!(manifest.name, "word_count");
             assert_eq!(
                 std::fs::read_to_string(folder.join("wit/tool.wit")).unwrap(),

@@ -9,8 +9,10 @@
 //! collides with one loaded earlier (built-in, then user, then workspace),
 //! does not stop the others: it is reported as a [`ToolProblem`].
 
-use crate::builtin::BUILTIN_TOOLS;
-use crate::manifest::ToolManifest;
+pub mod grant;
+
+use crate::tool::builtin::BUILTIN_TOOLS;
+use crate::tool::manifest::ToolManifest;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -258,12 +260,12 @@ impl fmt::Display for ToolProblem {
 pub const SHOWN_NAME_CHARS: usize = 80;
 
 /// `name` as a problem or error shows it: a single-line field from outside
-/// ([`crate::text::for_terminal_line`]: line breaks and hidden characters
+/// ([`crate::util::text::for_terminal_line`]: line breaks and hidden characters
 /// shown as escapes), in backticks, cut on a character boundary to
 /// [`SHOWN_NAME_CHARS`] with its full length said.
 pub fn shown_name(name: &str) -> String {
-    let visible = crate::text::for_terminal_line(name);
-    let shown = crate::text::shorten(&visible, SHOWN_NAME_CHARS);
+    let visible = crate::util::text::for_terminal_line(name);
+    let shown = crate::util::text::shorten(&visible, SHOWN_NAME_CHARS);
     if visible.chars().count() > SHOWN_NAME_CHARS {
         format!(
             "`{shown}` ({} characters, {} bytes)",
@@ -331,7 +333,7 @@ impl Registry {
             }
             let manifest_path = folder.join(MANIFEST_FILE);
             match load_manifest(&manifest_path) {
-                Ok((manifest, _)) => match crate::install::third_party_refusal(&manifest) {
+                Ok((manifest, _)) => match third_party_refusal(&manifest) {
                     Some(why) => self.problems.push(ToolProblem {
                         location: format!("{source} tool {}", folder.display()),
                         message: why,
@@ -410,6 +412,20 @@ impl Registry {
     pub fn problems(&self) -> &[ToolProblem] {
         &self.problems
     }
+}
+
+/// Why a tool that is not built in cannot be used, if it cannot: asking to
+/// run programs. Every program run is approved with its exact command line,
+/// which the host can show before the call only for `run_command`, whose
+/// arguments are the command; a tool that runs programs from inside its
+/// own code would need an approval in the middle of its call.
+pub fn third_party_refusal(manifest: &ToolManifest) -> Option<String> {
+    (!manifest.capabilities.process.is_empty()).then(|| {
+        format!(
+            "`{}` asks to run programs (capabilities.process), which only the built-in `run_command` may do: toolcell approves every program run with its exact command line, and it can show that only for run_command\n  fix: remove capabilities.process; a model can run the programs through run_command once the user grants them ([tools.run_command] process = [...])",
+            manifest.name
+        )
+    })
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! one way text from outside reaches a terminal ([`for_terminal`]).
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 /// `text` cut to at most `max` characters, with an ellipsis when cut.
 pub fn shorten(text: &str, max: usize) -> String {
@@ -91,6 +92,15 @@ fn shown_visibly(text: &str, one_line: bool) -> Cow<'_, str> {
         }
     }
     Cow::Owned(shown)
+}
+
+/// `3 ms`, `1.2 s`.
+pub fn human_duration(d: Duration) -> String {
+    if d < Duration::from_secs(1) {
+        format!("{} ms", d.as_millis())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,173 @@
+//! What a config may do only once the user trusted it, and how a trusted
+//! config is known again: its fingerprint (its text and where the folders
+//! it names lead) under its folder's key, in the user's trust store.
+
+use super::{ApprovalSetting, Root, RootAccess, WorkspaceConfig, read_config};
+use crate::contain::SandboxSetting;
+use crate::policy::trust::{self, TrustStore};
+use anyhow::{Context, Result};
+use std::path::{Path, PathBuf};
+
+/// What a trust record names a config by: its folder, resolved, and its
+/// name — not where a link named `toolcell.toml` leads, since the folder
+/// holding the name is the workspace whose roots and programs it sets (a
+/// link to a trusted config elsewhere is not trusted with it).
+pub fn trust_key(file: &Path) -> std::io::Result<PathBuf> {
+    let folder = file.parent().unwrap_or(Path::new("."));
+    let folder = if folder.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        folder
+    };
+    Ok(folder
+        .canonicalize()?
+        .join(file.file_name().unwrap_or_default()))
+}
+
+impl WorkspaceConfig {
+    /// What trusting this config (parsed from `text`) means: its text, and
+    /// where each folder it names leads now — its roots, the folders its
+    /// programs and servers may read or write, a server's working folder.
+    /// A root swapped for a link (by a program that could write the
+    /// workspace) changes where the config reaches, so it is untrusted
+    /// again, as if its text had changed.
+    pub fn trust_fingerprint(&self, text: &str) -> String {
+        let real = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+        let mut leads: Vec<PathBuf> = self.roots.iter().map(|r| r.path.clone()).collect();
+        for settings in self.tools.values() {
+            leads.extend(settings.read.iter().chain(&settings.write).map(|p| real(p)));
+        }
+        for server in &self.mcp_servers {
+            leads.push(real(&server.cwd));
+            leads.extend(server.read.iter().chain(&server.write).map(|p| real(p)));
+        }
+        let mut bytes = text.as_bytes().to_vec();
+        bytes.extend_from_slice(b"\0leads\0");
+        for path in leads {
+            bytes.extend_from_slice(path.as_os_str().as_encoded_bytes());
+            bytes.push(0);
+        }
+        trust::fingerprint(&bytes)
+    }
+
+    /// Whether the user trusted this config's file as it was loaded.
+    pub fn is_trusted(&self, trust: Option<&TrustStore>) -> bool {
+        let (Some(file), Some(fingerprint)) = (&self.file, &self.fingerprint) else {
+            return false;
+        };
+        let (Some(store), Ok(file)) = (trust, trust_key(file)) else {
+            return false;
+        };
+        store.is_trusted(&file, fingerprint)
+    }
+
+    /// Takes out what a config may do only once the user trusted it — what
+    /// a config found in a cloned repository must not do on its own — and
+    /// says what, one line each:
+    /// - start programs: its `[[mcp_server]]`s, programs granted to tools;
+    /// - hand on secrets and data: environment variables granted to tools
+    ///   or scripts, the model's key variable, network hosts granted;
+    /// - act unasked: `approval = "auto"`, a schedule's `approve` list;
+    /// - reach beyond its folder: roots outside the workspace (a first
+    ///   root outside becomes the workspace itself, read-only).
+    pub fn restrict_to_untrusted(&mut self) -> Vec<String> {
+        let line = |text: &str| crate::util::text::for_terminal_line(text).into_owned();
+        let mut asks = Vec::new();
+        for server in self.mcp_servers.iter_mut().filter(|s| s.enabled) {
+            asks.push(format!(
+                "the MCP server `{}`: {}",
+                line(&server.name),
+                line(&server.command_line())
+            ));
+            server.enabled = false;
+        }
+        for (name, settings) in &mut self.tools {
+            let name = line(name);
+            for (what, granted) in [
+                ("programs", &mut settings.process),
+                ("environment variables", &mut settings.env),
+                ("network hosts", &mut settings.network),
+            ] {
+                if !granted.is_empty() {
+                    asks.push(format!(
+                        "{what} granted to `{name}`: {}",
+                        line(&granted.join(", "))
+                    ));
+                    granted.clear();
+                }
+            }
+            settings.sandbox = SandboxSetting::Confined;
+            settings.read.clear();
+            settings.write.clear();
+            if settings.approval == Some(ApprovalSetting::Auto) {
+                asks.push(format!(
+                    "`{name}` approved automatically (approval = \"auto\")"
+                ));
+                settings.approval = None;
+            }
+        }
+        if let Some(key) = self.model.api_key_env.take() {
+            asks.push(format!("the model server gets the key in ${}", line(&key)));
+        }
+        if !self.workflow.env.is_empty() {
+            asks.push(format!(
+                "environment variables for scripts: {}",
+                line(&self.workflow.env.join(", "))
+            ));
+            self.workflow.env.clear();
+        }
+        for schedule in &mut self.schedules {
+            if !schedule.approve.is_empty() {
+                asks.push(format!(
+                    "tools approved for the schedule `{}`: {}",
+                    line(&schedule.name),
+                    line(&schedule.approve.join(", "))
+                ));
+                schedule.approve.clear();
+            }
+        }
+        let workspace = self.workspace.clone();
+        let outside: Vec<String> = self
+            .roots
+            .iter()
+            .filter(|r| !r.path.starts_with(&workspace))
+            .map(|r| {
+                format!(
+                    "the root {} (outside the workspace)",
+                    line(&r.path.display().to_string())
+                )
+            })
+            .collect();
+        if !outside.is_empty() {
+            asks.extend(outside);
+            let first_outside = !self.roots[0].path.starts_with(&workspace);
+            self.roots.retain(|r| r.path.starts_with(&workspace));
+            if first_outside {
+                self.roots.insert(
+                    0,
+                    Root {
+                        path: workspace,
+                        mount: ".".into(),
+                        access: RootAccess::Read,
+                    },
+                );
+            }
+        }
+        asks
+    }
+
+    /// Trusts the config at `file` as it is now (`toolcell trust`), if it
+    /// is valid; returns the fingerprint recorded and the programs it may
+    /// now start.
+    pub fn trust(file: &Path) -> Result<(String, Vec<String>)> {
+        let text = read_config(file)?;
+        let config = Self::parse(file, &text)?;
+        let fingerprint = config.trust_fingerprint(&text);
+        let programs = config.clone().restrict_to_untrusted();
+        let store = TrustStore::for_user()
+            .context("no user data folder to keep the trust in: set TOOLCELL_DATA_DIR or HOME")?;
+        let file = trust_key(file).with_context(|| format!("cannot resolve {}", file.display()))?;
+        store.trust(&file, &fingerprint)?;
+        Ok((fingerprint, programs))
+    }
+}

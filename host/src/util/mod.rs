@@ -1,0 +1,16 @@
+//! The ground floor: helpers every layer may use and that know nothing of
+//! toolcell's concepts.
+//!
+//! - [`text`]: shortening text for people and models, and the one way text
+//!   from outside reaches a terminal;
+//! - [`names`]: the rules for tool, function and environment names;
+//! - [`child`]: programs toolcell starts (scrubbed environment, own process
+//!   group, ended with toolcell);
+//! - [`locations`]: where toolcell keeps its files;
+//! - [`openat`]: `openat2` and a descriptor's real path.
+
+pub mod child;
+pub mod locations;
+pub mod names;
+pub mod openat;
+pub mod text;
