@@ -61,7 +61,7 @@ use toolcell::llm::ToolCall;
 use toolcell::registry::Registry;
 use toolcell::sandbox::{Allocation, SandboxOptions};
 use toolcell::serve::mcp::{BUILT_AHEAD_KEY, SERVER_TIME_KEY};
-use toolcell::store::{RunStatus, Store};
+use toolcell::store::{RunKind, RunStatus, Store};
 
 /// Measured calls per case and round, sequential on one connection (the
 /// issue's count).
@@ -506,7 +506,9 @@ async fn recorded_call(
     n: u64,
     args: &Value,
 ) -> String {
-    let run = store.start_run("mcp", "mcp: read_file", None).unwrap();
+    let run = store
+        .start_run(RunKind::Mcp, "mcp: read_file", None)
+        .unwrap();
     let runner = ToolRunner {
         dispatcher,
         approver,

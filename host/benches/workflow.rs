@@ -28,7 +28,7 @@ use toolcell::config::WorkspaceConfig;
 use toolcell::config::workflow::ScriptLimits;
 use toolcell::registry::Registry;
 use toolcell::sandbox::{Allocation, SandboxOptions};
-use toolcell::store::Store;
+use toolcell::store::{RunKind, Store};
 use toolcell::workflow::Workflow;
 use toolcell::workflow::host_api::HostContext;
 
@@ -83,7 +83,7 @@ fn script_overhead(root: &Path, cache: &Path) {
     let host = |store: Option<Arc<Store>>| {
         let run = store
             .as_ref()
-            .map(|s| s.start_run("workflow", "bench", None).unwrap())
+            .map(|s| s.start_run(RunKind::Workflow, "bench", None).unwrap())
             .unwrap_or(0);
         Arc::new(HostContext {
             dispatcher: dispatcher.clone(),

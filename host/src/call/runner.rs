@@ -13,7 +13,7 @@ use crate::effect::changes::Snapshot;
 use crate::llm::ToolCall;
 use crate::registry::ToolSource;
 use crate::sandbox::output::CapturedOutput;
-use crate::store::{CallRun, DeferredRecorder, RunId, RunStatus, Store, now_ms};
+use crate::store::{CallRun, DeferredRecorder, RunId, RunKind, RunStatus, Store, now_ms};
 use crate::util::text::one_line;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -45,8 +45,8 @@ pub enum Record<'a> {
     OwnRun {
         store: &'a Store,
         later: &'a DeferredRecorder,
-        /// The run's kind, as stored (`mcp`).
-        kind: &'static str,
+        /// The run's kind (`mcp`).
+        kind: RunKind,
     },
 }
 
@@ -378,8 +378,8 @@ impl<'a> ToolRunner<'a> {
 }
 
 /// The title of a call's own run: `mcp: read_file`.
-fn run_title(kind: &str, call: &ToolCall) -> String {
-    format!("{kind}: {}", call.name)
+fn run_title(kind: RunKind, call: &ToolCall) -> String {
+    format!("{}: {}", kind.as_str(), call.name)
 }
 
 fn run_status(result: &CallResult) -> RunStatus {

@@ -10,7 +10,7 @@ use crate::call::runner::Recording;
 use crate::call::view::AgentView;
 use crate::config::agent::MAX_ROUNDS_LIMIT;
 use crate::llm::ProviderKind;
-use crate::store::{RunStatus, Store};
+use crate::store::{RunKind, RunStatus, Store};
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use std::io::{BufRead, Write};
@@ -98,7 +98,7 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
         .prompt
         .clone()
         .unwrap_or_else(|| "interactive chat".into());
-    let run = store.start_run("chat", &title, Some(provider.model()))?;
+    let run = store.start_run(RunKind::Chat, &title, Some(provider.model()))?;
     let approver = StandingApprovals::interactive(
         args.yes,
         args.approve,

@@ -5,7 +5,7 @@
 use super::interrupts::Interrupts;
 use super::{EXIT_ERROR, EXIT_INTERRUPTED, EXIT_OK, load_workspace, open_dispatcher, print_out};
 use crate::approval::StandingApprovals;
-use crate::store::Store;
+use crate::store::{RunKind, Store};
 use crate::workflow::launch::Launch;
 use crate::workflow::{Failure, Workflow};
 use anyhow::Result;
@@ -59,7 +59,7 @@ pub fn run(config: &Option<PathBuf>, args: RunArgs) -> Result<i32> {
         model.name = Some(name);
     }
     let store = Arc::new(Store::open(&dispatcher.config().state_dir())?);
-    let run = store.start_run("workflow", &workflow.display, model.name.as_deref())?;
+    let run = store.start_run(RunKind::Workflow, &workflow.display, model.name.as_deref())?;
     let approver = Arc::new(StandingApprovals::interactive(
         args.yes,
         args.approve,

@@ -10,6 +10,7 @@
 //! move is moved back. A deleted folder is not restorable this way (it is
 //! in `.toolcell/trash`), nor is a file larger than [`MAX_KEPT_FILE`].
 
+use super::declared::{Change, change};
 use crate::config::WorkspaceConfig;
 use crate::effect::roots::{Entry, read_entry, resolve};
 pub use crate::policy::Touch;
@@ -33,22 +34,14 @@ pub fn fingerprint(entry: &Entry) -> String {
     }
 }
 
-/// The paths a call of the built-in `tool` with `args` changes, and how:
-/// declared once, for the approval prompt's policy check, the check at
-/// execution that nothing changed since the prompt, and undo. `None` for
-/// tools that change no files this way (or arguments without the paths).
+/// The paths a call of the built-in `tool` with `args` changes, and how
+/// (as [`declared`](super::declared) says), for the approval prompt's
+/// policy check, the check at execution that nothing changed since the
+/// prompt, and undo. `None` for tools that change no files this way (or
+/// arguments without the paths).
 pub fn touched(tool: &str, args: &Value) -> Option<Vec<(String, Touch)>> {
-    let text = |key: &str| args.get(key).and_then(Value::as_str).map(String::from);
-    Some(match tool {
-        "write_file" | "replace_in_file" => vec![(text("path")?, Touch::Replace)],
-        "create_directory" => vec![(text("path")?, Touch::CreateFolder)],
-        "move_path" => vec![
-            (text("from")?, Touch::MoveAway),
-            (text("to")?, Touch::MoveInto),
-        ],
-        "delete_path" => vec![(text("path")?, Touch::Remove)],
-        _ => return None,
-    })
+    let touched = change(tool, args)?.touched();
+    (!touched.is_empty()).then_some(touched)
 }
 
 /// What is at each of `paths` now, as fingerprints.
@@ -62,10 +55,34 @@ pub fn state_of(config: &WorkspaceConfig, paths: &[(String, Touch)]) -> Vec<(Str
         .collect()
 }
 
+/// How a kept change is put back, as recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// A file (or what was at its path) restored whole.
+    File,
+    /// A move, moved back.
+    Move,
+}
+
+impl ChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::File => "file",
+            ChangeKind::Move => "move",
+        }
+    }
+
+    pub fn from_word(word: &str) -> Option<Self> {
+        [ChangeKind::File, ChangeKind::Move]
+            .into_iter()
+            .find(|kind| kind.as_str() == word)
+    }
+}
+
 /// What a pending call may change, read before it runs.
 #[derive(Debug)]
 pub struct Snapshot {
-    kind: &'static str,
+    kind: ChangeKind,
     /// `(workspace path, what was there)`; for a move: from, then to.
     before: Vec<(String, Entry)>,
 }
@@ -73,12 +90,15 @@ pub struct Snapshot {
 impl Snapshot {
     /// Reads the paths `tool` would change; `None` for tools the host cannot undo.
     pub fn take(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Self> {
-        let paths = touched(tool, args)?;
-        let kind = match paths.first()?.1 {
-            Touch::CreateFolder => return None,
-            Touch::MoveAway | Touch::MoveInto => "move",
-            Touch::Replace | Touch::Remove => "file",
+        let change = change(tool, args)?;
+        let kind = match change {
+            Change::WriteFile { .. } | Change::EditFile { .. } | Change::Delete { .. } => {
+                ChangeKind::File
+            }
+            Change::Move { .. } => ChangeKind::Move,
+            Change::CreateFolder { .. } | Change::Run { .. } => return None,
         };
+        let paths = change.touched();
         let before = paths
             .into_iter()
             .map(|(path, _)| {
@@ -102,10 +122,10 @@ impl Snapshot {
             if after == *before {
                 continue;
             }
-            let (partner, kind) = match (self.kind, index) {
-                ("move", 0) => (Some(self.before[1].0.as_str()), "move"),
-                ("move", _) => continue,
-                _ => (None, "file"),
+            let partner = match (self.kind, index) {
+                (ChangeKind::Move, 0) => Some(self.before[1].0.as_str()),
+                (ChangeKind::Move, _) => continue,
+                (ChangeKind::File, _) => None,
             };
             let kept = match before {
                 Entry::File(bytes) => Some(bytes.as_slice()),
@@ -114,7 +134,7 @@ impl Snapshot {
             store.add_change(&ChangeRecord {
                 run,
                 call_row,
-                kind: kind.into(),
+                kind: self.kind.as_str().into(),
                 path: path.clone(),
                 partner: partner.map(String::from),
                 before_state: fingerprint(before),
@@ -144,8 +164,8 @@ pub fn undo(config: &WorkspaceConfig, store: &Store, run: RunId) -> Result<Vec<S
         if now(&change.path) != change.after_state {
             problems.push(format!("`{}` was changed after the run", change.path));
         }
-        match (change.kind.as_str(), &change.partner) {
-            ("move", Some(to)) => {
+        match (ChangeKind::from_word(&change.kind), &change.partner) {
+            (Some(ChangeKind::Move), Some(to)) => {
                 if Some(now(to)) != change.partner_after_state {
                     problems.push(format!("`{to}` was changed after the run"));
                 }
@@ -169,8 +189,8 @@ pub fn undo(config: &WorkspaceConfig, store: &Store, run: RunId) -> Result<Vec<S
     }
     let mut done = Vec::new();
     for change in changes.iter().rev() {
-        match (change.kind.as_str(), &change.partner) {
-            ("move", Some(to)) => {
+        match (ChangeKind::from_word(&change.kind), &change.partner) {
+            (Some(ChangeKind::Move), Some(to)) => {
                 move_back(config, to, &change.path)?;
                 done.push(format!("moved `{to}` back to `{}`", change.path));
             }

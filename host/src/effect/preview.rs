@@ -5,6 +5,7 @@
 //! exact command line (and the program and folder it resolves to) for
 //! `run_command`.
 
+use super::declared::{Change, change};
 use crate::config::WorkspaceConfig;
 use crate::effect::roots::{Entry, read_entry};
 use crate::registry::grant::Preopen;
@@ -23,15 +24,12 @@ const CONTEXT_LINES: usize = 3;
 /// Characters of one argument shown in a command line.
 const MAX_SHOWN_WORD_CHARS: usize = 200;
 
-/// The change `tool` would make with `args`, or `None` for tools the host
-/// knows nothing about.
+/// The change a call of the built-in `tool` with `args` would make (as
+/// [`declared`](super::declared) says), or `None` for tools that change nothing.
 pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<String> {
-    let text = |key: &str| args.get(key).and_then(Value::as_str);
-    Some(match tool {
-        "write_file" => {
-            let path = text("path")?;
+    Some(match change(tool, args)? {
+        Change::WriteFile { path, content: new } => {
             let shown = one_line(path);
-            let new = text("content")?;
             match read_entry(config, path, MAX_DIFF_FILE) {
                 Ok(Entry::Missing) => format!(
                     "create `{shown}` ({} lines, {} bytes)\n{}",
@@ -49,11 +47,12 @@ pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Str
                 Err(e) => format!("cannot read `{shown}` to show the change: {e}"),
             }
         }
-        "replace_in_file" => {
-            let path = text("path")?;
+        Change::EditFile {
+            path,
+            old: old_text,
+            new: new_text,
+        } => {
             let shown = one_line(path);
-            let old_text = text("old_text")?;
-            let new_text = text("new_text")?;
             match read_entry(config, path, MAX_DIFF_FILE) {
                 Ok(Entry::File(bytes)) => match String::from_utf8(bytes) {
                     Ok(old) => match old.matches(old_text).count() {
@@ -74,9 +73,7 @@ pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Str
                 Err(e) => format!("cannot read `{shown}` to show the change: {e}"),
             }
         }
-        "move_path" => {
-            let from = text("from")?;
-            let to = text("to")?;
+        Change::Move { from, to } => {
             let to_shown = one_line(to);
             let what = describe(config, from);
             let target = match read_entry(config, to, 0) {
@@ -86,9 +83,7 @@ pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Str
             };
             format!("move {what} to `{to_shown}`{target}")
         }
-        "delete_path" => {
-            let path = text("path")?;
-            let recursive = args.get("recursive").and_then(Value::as_bool) == Some(true);
+        Change::Delete { path, recursive } => {
             let what = describe(config, path);
             let note = if recursive {
                 " and everything in it"
@@ -97,18 +92,8 @@ pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Str
             };
             format!("delete {what}{note} (kept in .toolcell/trash)")
         }
-        "run_command" => {
-            let program = text("program")?;
-            let argv: Vec<&str> = std::iter::once(program)
-                .chain(
-                    args.get("args")
-                        .and_then(Value::as_array)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str),
-                )
-                .collect();
-            let cwd = text("cwd").unwrap_or(".");
+        Change::Run { program, args, cwd } => {
+            let argv: Vec<&str> = std::iter::once(program).chain(args).collect();
             let line = command_line(&argv);
             // What would run, and where, by the checks of the run itself.
             let roots = config
@@ -136,7 +121,8 @@ pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Str
                 ),
             }
         }
-        _ => return None,
+        // A new folder is said by the call itself.
+        Change::CreateFolder { .. } => return None,
     })
 }
 

@@ -20,7 +20,7 @@ use crate::call::offer::offered_tools;
 use crate::call::runner::{Record, Request, ToolRunner};
 use crate::call::view::Silent;
 use crate::llm::ToolCall;
-use crate::store::{DeferredRecorder, Store};
+use crate::store::{DeferredRecorder, RunKind, Store};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ElicitRequestParams,
     ElicitationAction, ElicitationSchema, Implementation, ListToolsResult, MetaObject,
@@ -39,9 +39,6 @@ pub const SERVER_TIME_KEY: &str = "dev.toolcell/server_us";
 /// The `_meta` key of a call result saying whether the call ran in a cell
 /// built before it, between calls (see `sandbox::keeper`).
 pub const BUILT_AHEAD_KEY: &str = "dev.toolcell/built_ahead";
-
-/// The kind of the run each call is recorded as.
-const RUN_KIND: &str = "mcp";
 
 /// The workspace's tools, as an MCP server.
 pub struct ToolServer {
@@ -115,7 +112,7 @@ impl ToolServer {
             record: Record::OwnRun {
                 store: &self.store,
                 later: &self.recorder,
-                kind: RUN_KIND,
+                kind: RunKind::Mcp,
             },
             result_limit: None,
         };

@@ -70,6 +70,30 @@ impl RunStatus {
     }
 }
 
+/// What made a run, as recorded in its `kind`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    /// `toolcell chat`: an agent conversation.
+    Chat,
+    /// `toolcell run`: a workflow.
+    Workflow,
+    /// One call over `toolcell mcp`.
+    Mcp,
+    /// A scheduled workflow (`toolcell daemon`, `toolcell schedule run`).
+    Schedule,
+}
+
+impl RunKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunKind::Chat => "chat",
+            RunKind::Workflow => "workflow",
+            RunKind::Mcp => "mcp",
+            RunKind::Schedule => "schedule",
+        }
+    }
+}
+
 /// One run, as listed.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunSummary {
@@ -164,7 +188,7 @@ pub fn now_ms() -> i64 {
 /// [`Store::record_call_runs`]).
 #[derive(Debug, Clone)]
 pub struct CallRun {
-    pub kind: &'static str,
+    pub kind: RunKind,
     pub title: String,
     pub status: RunStatus,
     pub error: Option<String>,
@@ -223,9 +247,9 @@ impl Store {
     }
 
     /// Records the start of a run.
-    pub fn start_run(&self, kind: &str, title: &str, model: Option<&str>) -> Result<RunId> {
+    pub fn start_run(&self, kind: RunKind, title: &str, model: Option<&str>) -> Result<RunId> {
         self.with(|conn| {
-            conn.prepare_cached("INSERT INTO runs (kind, title, model, status, started_at, pid) VALUES (?1, ?2, ?3, 'running', ?4, ?5)")?.execute(params![kind, title, model, now_ms(), std::process::id()])?;
+            conn.prepare_cached("INSERT INTO runs (kind, title, model, status, started_at, pid) VALUES (?1, ?2, ?3, 'running', ?4, ?5)")?.execute(params![kind.as_str(), title, model, now_ms(), std::process::id()])?;
             Ok(conn.last_insert_rowid())
         })
     }
@@ -295,7 +319,7 @@ impl Store {
                 let ended = run.ended_at;
                 let started = ended - i64::try_from(run.duration.as_millis()).unwrap_or(0);
                 tx.prepare_cached("INSERT INTO runs (kind, title, status, started_at, ended_at, error, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
-                    .execute(params![run.kind, run.title, run.status.as_str(), started, ended, run.error, std::process::id()])?;
+                    .execute(params![run.kind.as_str(), run.title, run.status.as_str(), started, ended, run.error, std::process::id()])?;
                 let id = tx.last_insert_rowid();
                 tx.prepare_cached("INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at, decision, result, error_kind, duration_ms)
                      VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")?
@@ -578,8 +602,8 @@ mod tests {
     fn a_run_of_a_dead_process_is_interrupted_on_open() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let live = store.start_run("chat", "live", None).unwrap();
-        let dead = store.start_run("chat", "dead", None).unwrap();
+        let live = store.start_run(RunKind::Chat, "live", None).unwrap();
+        let dead = store.start_run(RunKind::Chat, "dead", None).unwrap();
         store.add_message(dead, &Message::user("hi")).unwrap();
         let row = store
             .start_tool_call(dead, "c1", "read_file", "{}")

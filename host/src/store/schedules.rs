@@ -3,7 +3,7 @@
 //! fire time handled per schedule (so catch-up works across restarts), and
 //! pruning old runs.
 
-use super::{RunId, RunStatus, Store, now_ms};
+use super::{RunId, RunKind, RunStatus, Store, now_ms};
 use anyhow::Result;
 use rusqlite::{OptionalExtension, params};
 
@@ -43,7 +43,7 @@ impl Store {
         let conn = self.conn();
         conn.prepare_cached(
             "INSERT INTO runs (kind, title, status, started_at, pid, schedule, trigger, scheduled_at)
-             VALUES ('schedule', ?1, 'running', ?2, ?3, ?4, ?5, ?6)",
+             VALUES (?7, ?1, 'running', ?2, ?3, ?4, ?5, ?6)",
         )?
         .execute(params![
             title,
@@ -51,7 +51,8 @@ impl Store {
             std::process::id(),
             schedule,
             trigger.as_str(),
-            scheduled_at
+            scheduled_at,
+            RunKind::Schedule.as_str()
         ])?;
         Ok(conn.last_insert_rowid())
     }
@@ -157,7 +158,7 @@ mod tests {
                 "still running",
             )
             .unwrap();
-        let chat = store.start_run("chat", "other", None).unwrap();
+        let chat = store.start_run(RunKind::Chat, "other", None).unwrap();
         store
             .finish_run(chat, RunStatus::Succeeded, None, None)
             .unwrap();
