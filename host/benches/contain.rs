@@ -36,6 +36,7 @@ use toolcell::config::mcp_server::McpServerConfig;
 use toolcell::config::{Root, RootAccess};
 use toolcell::contain::{Confinement, NetworkAccess};
 use toolcell::mcp::client::McpServers;
+use toolcell::util::problem::{Document, Table};
 
 /// Interleaved rounds of each figure.
 const ROUNDS: usize = 7;
@@ -182,12 +183,19 @@ fn mcp_calls(workspace: &Path) {
     let script =
         mcp_peers::node_modules().join("@modelcontextprotocol/server-filesystem/dist/index.js");
     let server = |name: &str, sandbox: &str| {
-        let raw = toml::from_str(&format!(
+        let text = format!(
             "name = \"{name}\"\ncommand = \"node\"\nargs = [{:?}, \".\"]\nsandbox = \"{sandbox}\"\n",
             script.display().to_string()
-        ))
-        .unwrap();
-        McpServerConfig::from_raw(raw, "bench", workspace).unwrap()
+        );
+        let raw = toml::from_str(&text).unwrap();
+        let table = Table {
+            document: Document::Config,
+            file: Path::new("bench.toml"),
+            text: &text,
+            span: 0..text.len(),
+            name: "mcp_server".into(),
+        };
+        McpServerConfig::from_raw(raw, &table, workspace).unwrap()
     };
     let configs = [server("bare", "none"), server("kept", "confined")];
     let roots = [Root {

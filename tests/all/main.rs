@@ -24,6 +24,7 @@ mod agent;
 mod cache;
 mod capabilities;
 mod cli;
+mod config_errors;
 mod confinement;
 mod depth;
 mod dialects;

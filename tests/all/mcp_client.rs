@@ -394,7 +394,8 @@ fn bad_server_configs_name_the_line_and_a_missing_program_is_reported() {
     let run = ws.run(&["tools", "list"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
-        run.stderr.contains("toolcell.toml:5:1")
+        run.stderr
+            .contains("toolcell.toml:6:8 at key `mcp_server.name`")
             && run.stderr.contains("two MCP servers are named `fs`"),
         "{run:?}"
     );
@@ -424,5 +425,9 @@ fn bad_server_configs_name_the_line_and_a_missing_program_is_reported() {
     );
     let run = ws.run(&["tools", "list"]);
     assert_eq!(run.code, 1, "{run:?}");
-    assert!(run.stderr.contains("toolcell.toml:1:1"), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("toolcell.toml:4:11 at key `mcp_server.timeout`"),
+        "{run:?}"
+    );
 }

@@ -490,7 +490,8 @@ fn secrets_in_a_root_are_refused_by_every_file_tool_and_skipped_by_search() {
     let run = ws.run(&["tools", "list"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
-        run.stderr.contains("toolcell.toml:1:1") && run.stderr.contains("secrets"),
+        run.stderr
+            .contains("toolcell.toml:2:9 at key `secrets.allow`"),
         "{run:?}"
     );
 }

@@ -531,7 +531,8 @@ fn a_bad_cron_expression_is_rejected_with_the_field_that_is_wrong() {
     let run = ws.run(&["schedule", "list"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
-        run.stderr.contains("toolcell.toml:4:1")
+        run.stderr
+            .contains("toolcell.toml:7:8 at key `schedule.cron`")
             && run.stderr.contains("the day of week field `1-8`")
             && run.stderr.contains("fix:"),
         "{run:?}"

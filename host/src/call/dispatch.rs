@@ -18,6 +18,7 @@ use crate::sandbox::cache::CacheStatus;
 use crate::sandbox::output::CapturedOutput;
 use crate::sandbox::{PreparedTool, Sandbox, SandboxOptions};
 use crate::tool::manifest::ManifestApproval;
+use crate::util::problem::Problem;
 use anyhow::{Context, Result};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -58,6 +59,10 @@ pub struct Dispatcher {
     prepared: Mutex<HashMap<String, PreparedTool>>,
     /// The external MCP servers, once started.
     mcp: Option<McpServers>,
+    /// Each registered tool's grant, resolved once when the tool joins
+    /// (the config's settings meet its manifest): a grant the manifest does
+    /// not ask for is a problem at its line, and the tool unavailable.
+    grants: HashMap<String, Result<ToolGrant, Problem>>,
 }
 
 impl Dispatcher {
@@ -66,14 +71,45 @@ impl Dispatcher {
         registry: Registry,
         options: SandboxOptions,
     ) -> Result<Self> {
-        Ok(Self {
+        let mut dispatcher = Self {
             config,
             registry,
             sandbox: OnceLock::new(),
             options,
             prepared: Mutex::default(),
             mcp: None,
-        })
+            grants: HashMap::new(),
+        };
+        dispatcher.resolve_grants();
+        Ok(dispatcher)
+    }
+
+    /// Resolves the grants of the registered tools that have none yet.
+    fn resolve_grants(&mut self) {
+        for entry in self.registry.tools() {
+            if !self.grants.contains_key(&entry.manifest.name) {
+                let grant = ToolGrant::resolve(&entry.manifest, &self.config);
+                self.grants.insert(entry.manifest.name.clone(), grant);
+            }
+        }
+    }
+
+    /// The grant of tool `name`, as resolved when it joined; `None` for a
+    /// tool not registered.
+    pub fn grant(&self, name: &str) -> Option<&Result<ToolGrant, Problem>> {
+        self.grants.get(name)
+    }
+
+    /// The grants that could not be resolved: each a config problem at the
+    /// grant's line, for the caller to show (the tool is not offered).
+    pub fn grant_problems(&self) -> Vec<&Problem> {
+        let mut problems: Vec<&Problem> = self
+            .grants
+            .values()
+            .filter_map(|grant| grant.as_ref().err())
+            .collect();
+        problems.sort_by_key(|p| (p.position, p.key.clone()));
+        problems
     }
 
     /// Starts the workspace's `[[mcp_server]]`s and adds their tools to the
@@ -96,6 +132,7 @@ impl Dispatcher {
             None => Vec::new(),
         };
         problems.extend(crate::mcp::external::register(&mut self.registry, &started));
+        self.resolve_grants();
         self.mcp = Some(servers);
         Ok(problems)
     }
@@ -158,9 +195,9 @@ impl Dispatcher {
     /// it is enabled, validate the arguments and apply the policy's
     /// `deny`. Says whether the call needs approval.
     pub(super) fn admit<'d>(&'d self, name: &str, args: &Value) -> Result<Admitted<'d>, CallError> {
-        let unavailable = |e: anyhow::Error| CallError::Unavailable {
+        let unavailable = |message: String| CallError::Unavailable {
             tool: name.into(),
-            message: format!("{e:#}"),
+            message,
         };
         let Some(entry) = self.registry.get(name) else {
             let available = self
@@ -174,7 +211,12 @@ impl Dispatcher {
                 available,
             });
         };
-        let grant = ToolGrant::resolve(&entry.manifest, &self.config).map_err(unavailable)?;
+        let grant = match self.grant(name) {
+            Some(Ok(grant)) => grant.clone(),
+            Some(Err(problem)) => return Err(unavailable(problem.to_string())),
+            None => ToolGrant::resolve(&entry.manifest, &self.config)
+                .map_err(|problem| unavailable(problem.to_string()))?,
+        };
         if !grant.enabled {
             return Err(CallError::Disabled { name: name.into() });
         }

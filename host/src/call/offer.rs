@@ -3,7 +3,7 @@
 
 use crate::call::dispatch::Dispatcher;
 use crate::llm::ToolSpec;
-use crate::registry::grant::{ApprovalMode, ToolGrant};
+use crate::registry::grant::ApprovalMode;
 
 /// The tools to offer a model or a client: every registered tool that is enabled, not denied
 /// and able to reach what it is for, with its schema.
@@ -14,7 +14,9 @@ pub fn offered_tools(dispatcher: &Dispatcher) -> Vec<ToolSpec> {
         .into_iter()
         .filter_map(|name| {
             let entry = registry.get(name)?;
-            let grant = ToolGrant::resolve(&entry.manifest, dispatcher.config()).ok()?;
+            // A grant that did not resolve is a problem shown when the
+            // dispatcher started (`Dispatcher::grant_problems`).
+            let grant = dispatcher.grant(name)?.as_ref().ok()?;
             // A tool for any host or program the user grants (`web_fetch`,
             // `run_command`) reaches nothing until they grant one: offering
             // it would only invite calls that fail. A tool for programs

@@ -252,6 +252,9 @@ fn dispatcher_over(
     for problem in dispatcher.start_mcp_servers()? {
         say!("warning: {problem}");
     }
+    for problem in dispatcher.grant_problems() {
+        say!("warning: {problem}");
+    }
     Ok(dispatcher)
 }
 

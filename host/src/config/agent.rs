@@ -6,7 +6,7 @@
 //! filter_tools_above = 12  # with more tools, offer each task the relevant ones
 //! ```
 
-use anyhow::{Result, bail};
+use crate::util::problem::{Problem, Table};
 use serde::Deserialize;
 
 /// Model requests per task when nothing else is set: enough for a
@@ -50,13 +50,15 @@ pub struct RawAgentConfig {
 
 impl AgentConfig {
     /// Checks `raw`; `at` says where it is for errors.
-    pub fn from_raw(raw: &RawAgentConfig, at: &str) -> Result<Self> {
+    pub fn from_raw(raw: &RawAgentConfig, at: &Table) -> Result<Self, Problem> {
         let mut agent = AgentConfig::default();
         if let Some(rounds) = raw.max_rounds {
             if !(1..=MAX_ROUNDS_LIMIT).contains(&rounds) {
-                bail!(
-                    "invalid config {at}: agent.max_rounds = {rounds} is out of range\n  fix: use a value from 1 to {MAX_ROUNDS_LIMIT}"
-                );
+                return Err(at.problem(
+                    Some("max_rounds"),
+                    format!("{rounds} is out of range"),
+                    format!("use a value from 1 to {MAX_ROUNDS_LIMIT}"),
+                ));
             }
             agent.max_rounds = rounds;
         }

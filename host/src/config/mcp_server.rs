@@ -30,6 +30,7 @@ use crate::contain::{Confinement, NetworkAccess, SandboxSetting};
 use crate::policy::PolicyFiles;
 use crate::tool::manifest::FsAccess;
 use crate::util::names::{check_host_pattern, check_server_name};
+use crate::util::problem::{Problem, Table};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -214,16 +215,20 @@ pub struct RawMcpServer {
 impl McpServerConfig {
     /// Validates one `[[mcp_server]]` table found `at`; relative paths
     /// resolve against the config's folder, `workspace`.
-    pub fn from_raw(raw: RawMcpServer, at: &str, workspace: &Path) -> Result<Self, String> {
+    pub fn from_raw(raw: RawMcpServer, at: &Table, workspace: &Path) -> Result<Self, Problem> {
         check_server_name(&raw.name).map_err(|problem| {
-            format!(
-                "invalid config {at}: mcp_server.name {problem}\n  fix: use a short name of lowercase letters, digits, `-` and `_`, such as \"fs\""
+            at.problem(
+                Some("name"),
+                format!("mcp_server.name {problem}"),
+                "use a short name of lowercase letters, digits, `-` and `_`, such as \"fs\"",
             )
         })?;
         let name = raw.name;
         if raw.command.trim().is_empty() {
-            return Err(format!(
-                "invalid config {at}: mcp_server `{name}` has an empty `command`\n  fix: name the program that starts the server, such as \"npx\""
+            return Err(at.problem(
+                Some("command"),
+                format!("mcp_server `{name}` has an empty `command`"),
+                "name the program that starts the server, such as \"npx\"",
             ));
         }
         // A bare name is looked up on PATH; anything with a slash is a path.
@@ -237,8 +242,10 @@ impl McpServerConfig {
             Some(dir) => {
                 let path = workspace.join(dir);
                 if !path.is_dir() {
-                    return Err(format!(
-                        "invalid config {at}: mcp_server `{name}`: cwd `{dir}` is not a folder\n  fix: create it, or correct `cwd` (relative to the config's folder)"
+                    return Err(at.problem(
+                        Some("cwd"),
+                        format!("mcp_server `{name}`: cwd `{dir}` is not a folder"),
+                        "create it, or correct `cwd` (relative to the config's folder)",
                     ));
                 }
                 path
@@ -253,26 +260,32 @@ impl McpServerConfig {
             .chain(&env_passed)
             .find(|k| !crate::util::names::is_env_name(k))
         {
-            return Err(format!(
-                "invalid config {at}: mcp_server `{name}`: `{bad}` is not an environment variable name\n  fix: use names such as \"API_TOKEN\""
+            return Err(at.problem(
+                Some("env"),
+                format!("mcp_server `{name}`: `{bad}` is not an environment variable name"),
+                "use names such as \"API_TOKEN\"",
             ));
         }
-        let duration = |key: &str, value: &Option<String>, default: Duration| {
-            match value {
+        let duration = |key: &str, value: &Option<String>, default: Duration| match value {
             None => Ok(default),
             Some(text) => parse_duration(text).map_err(|e| {
-                format!(
-                    "invalid config {at}: mcp_server `{name}`: {key} {e}\n  fix: write it like \"30s\" or \"2m\""
+                at.problem(
+                    Some(key),
+                    format!("mcp_server `{name}`: {key} {e}"),
+                    "write it like \"30s\" or \"2m\"",
                 )
             }),
-        }
         };
         let network = match raw.network {
             ServerNetwork::Any(word) if word == "any" => NetworkAccess::Any,
             ServerNetwork::Any(word) => {
-                return Err(format!(
-                    "invalid config {at}: mcp_server `{name}`: network = \"{}\" is not a grant\n  fix: write network = \"any\" for a server that fetches from anywhere, or list hosts, such as [\"api.example.com\"]",
-                    word.escape_debug()
+                return Err(at.problem(
+                    Some("network"),
+                    format!(
+                        "mcp_server `{name}`: network = \"{}\" is not a grant",
+                        word.escape_debug()
+                    ),
+                    "write network = \"any\" for a server that fetches from anywhere, or list hosts, such as [\"api.example.com\"]",
                 ));
             }
             ServerNetwork::Hosts(hosts) => {
@@ -280,8 +293,10 @@ impl McpServerConfig {
                     .iter()
                     .find_map(|h| check_host_pattern(h).err().map(|why| (h, why)))
                 {
-                    return Err(format!(
-                        "invalid config {at}: mcp_server `{name}`: network: {why}\n  fix: grant hosts such as \"api.example.com\" or \"127.0.0.1:8080\", or \"any\" (`{bad}` is not one)"
+                    return Err(at.problem(
+                        Some("network"),
+                        format!("mcp_server `{name}`: network: {why}"),
+                        format!("grant hosts such as \"api.example.com\" or \"127.0.0.1:8080\", or \"any\" (`{bad}` is not one)"),
                     ));
                 }
                 NetworkAccess::for_hosts(&hosts)
@@ -290,10 +305,13 @@ impl McpServerConfig {
         let call_timeout = duration("timeout", &raw.timeout, DEFAULT_CALL_TIMEOUT)?;
         let longest = Duration::from_millis(*crate::tool::limits::TIMEOUT_MS_RANGE.end());
         if call_timeout > longest {
-            return Err(format!(
-                "invalid config {at}: mcp_server `{name}`: timeout `{}` is longer than a call may take\n  fix: use at most \"{}s\"",
-                raw.timeout.as_deref().unwrap_or_default(),
-                longest.as_secs()
+            return Err(at.problem(
+                Some("timeout"),
+                format!(
+                    "mcp_server `{name}`: timeout `{}` is longer than a call may take",
+                    raw.timeout.as_deref().unwrap_or_default()
+                ),
+                format!("use at most \"{}s\"", longest.as_secs()),
             ));
         }
         Ok(Self {
@@ -324,7 +342,7 @@ impl McpServerConfig {
             sandbox: raw.sandbox.unwrap_or_default(),
             approval: raw.approval,
             enabled: raw.enabled.unwrap_or(true),
-            at: at.to_string(),
+            at: at.place(),
         })
     }
 }
@@ -337,15 +355,21 @@ mod tests {
         toml::from_str(text).unwrap()
     }
 
+    fn table(text: &str) -> Table<'_> {
+        Table {
+            document: crate::util::problem::Document::Config,
+            file: Path::new("t.toml"),
+            text,
+            span: 0..text.len(),
+            name: "mcp_server".into(),
+        }
+    }
+
     #[test]
     fn defaults_and_paths() {
         let dir = tempfile::tempdir().unwrap();
-        let server = McpServerConfig::from_raw(
-            raw("name = \"fs\"\ncommand = \"bin/server\"\nargs = [\"a b\"]"),
-            "t.toml:1:1",
-            dir.path(),
-        )
-        .unwrap();
+        let text = "name = \"fs\"\ncommand = \"bin/server\"\nargs = [\"a b\"]";
+        let server = McpServerConfig::from_raw(raw(text), &table(text), dir.path()).unwrap();
         assert_eq!(server.command, dir.path().join("bin/server"));
         assert_eq!(server.cwd, dir.path());
         assert_eq!(server.approval, ServerApproval::Ask);
@@ -360,10 +384,14 @@ mod tests {
     fn bad_values_name_the_key() {
         let dir = tempfile::tempdir().unwrap();
         let err = |text: &str| {
-            McpServerConfig::from_raw(raw(text), "t.toml:3:1", dir.path()).unwrap_err()
+            McpServerConfig::from_raw(raw(text), &table(text), dir.path())
+                .unwrap_err()
+                .to_string()
         };
         assert!(err("name = \"a__b\"\ncommand = \"x\"").contains("mcp_server.name"));
-        assert!(err("name = \"Fs\"\ncommand = \"x\"").contains("t.toml:3:1"));
+        assert!(
+            err("name = \"Fs\"\ncommand = \"x\"").contains("t.toml:1:8 at key `mcp_server.name`")
+        );
         assert!(err("name = \"fs\"\ncommand = \"x\"\ntimeout = \"soon\"").contains("timeout"));
         assert!(err("name = \"fs\"\ncommand = \"x\"\ncwd = \"nope\"").contains("cwd `nope`"));
         assert!(err("name = \"fs\"\ncommand = \" \"").contains("empty `command`"));

@@ -47,9 +47,9 @@ use crate::llm::settings::RawModelSettings;
 use crate::policy::trust::TrustStore;
 use crate::policy::{FileRules, PolicyFiles, SecretRules};
 use crate::tool::limits;
-use crate::tool::manifest::line_col;
 use crate::util::locations::{CONFIG_FILE, STATE_DIR};
 use crate::util::names::{check_host_pattern, check_program, is_env_name};
+use crate::util::problem::{Document, Problem, Table, key_at, line_col};
 use anyhow::{Context, Result, bail};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -85,6 +85,9 @@ pub enum ApprovalSetting {
     Deny,
 }
 
+/// The keys of a tool's settings that grant what its manifest must ask for.
+pub const GRANT_KEYS: [&str; 3] = ["env", "network", "process"];
+
 /// The user's settings for one tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolSettings {
@@ -108,6 +111,10 @@ pub struct ToolSettings {
     /// Folders those programs may change besides the writable roots
     /// (`write = [...]`, expanded the same way).
     pub write: Vec<PathBuf>,
+    /// Where the grants (`env`, `network`, `process`) are written in the
+    /// config, as line and column: a grant the tool's manifest does not
+    /// ask for is reported there.
+    pub placed: BTreeMap<&'static str, (u32, u32)>,
 }
 
 impl ToolSettings {
@@ -125,6 +132,7 @@ impl ToolSettings {
         sandbox: SandboxSetting::Confined,
         read: Vec::new(),
         write: Vec::new(),
+        placed: BTreeMap::new(),
     };
 }
 
@@ -332,13 +340,28 @@ impl WorkspaceConfig {
 
     /// Validates config `text`; relative root paths resolve against `file`'s folder.
     pub fn parse(file: &Path, text: &str) -> Result<Self> {
-        let where_ = |span: std::ops::Range<usize>| {
-            let (line, col) = line_col(text, span.start);
-            format!("{}:{line}:{col}", file.display())
+        let table = |span: std::ops::Range<usize>, name: &str| Table {
+            document: Document::Config,
+            file,
+            text,
+            span,
+            name: name.to_string(),
         };
         let raw: RawConfig = toml::from_str(text).map_err(|e| {
-            let at = e.span().map(where_).unwrap_or_else(|| file.display().to_string());
-            anyhow::anyhow!("invalid config {at}: {}\n  fix: correct or remove that key; see the README's \"Configuration\" section", e.message().trim())
+            let message = e.message().trim().to_string();
+            let fix = if message.starts_with("missing field") {
+                "add it; see the README's \"Configuration\" section"
+            } else {
+                "correct or remove that key; see the README's \"Configuration\" section"
+            };
+            Problem {
+                document: Document::Config,
+                file: file.to_path_buf(),
+                key: e.span().and_then(|s| key_at(text, s.start)),
+                position: e.span().map(|s| line_col(text, s.start)),
+                message,
+                fix: fix.into(),
+            }
         })?;
         let workspace = file.parent().unwrap_or(Path::new(".")).to_path_buf();
         let workspace = workspace
@@ -347,23 +370,34 @@ impl WorkspaceConfig {
 
         let mut roots: Vec<Root> = Vec::new();
         for (index, spanned) in raw.roots.iter().enumerate() {
-            let at = where_(spanned.span());
+            let at = table(spanned.span(), "roots");
             let root = spanned.get_ref();
             let host = workspace.join(&root.path);
             let path = host.canonicalize().map_err(|e| {
-                anyhow::anyhow!("invalid config {at}: root `{}` cannot be opened ({e})\n  fix: create the folder or correct `path`", root.path)
+                at.problem(
+                    Some("path"),
+                    format!("root `{}` cannot be opened ({e})", root.path),
+                    "create the folder or correct `path`",
+                )
             })?;
             if !path.is_dir() {
-                bail!(
-                    "invalid config {at}: root `{}` is not a folder\n  fix: point `path` at a folder",
-                    root.path
-                );
+                return Err(at
+                    .problem(
+                        Some("path"),
+                        format!("root `{}` is not a folder", root.path),
+                        "point `path` at a folder",
+                    )
+                    .into());
             }
             let mount = if index == 0 {
                 if let Some(name) = &root.name {
-                    bail!(
-                        "invalid config {at}: the first root is always `.` for tools, it cannot be named `{name}`\n  fix: remove `name` from the first [[roots]] entry"
-                    );
+                    return Err(at
+                        .problem(
+                            Some("name"),
+                            format!("the first root is always `.` for tools, it cannot be named `{name}`"),
+                            "remove `name` from the first [[roots]] entry",
+                        )
+                        .into());
                 }
                 ".".to_string()
             } else {
@@ -380,14 +414,22 @@ impl WorkspaceConfig {
                     && name != ".."
                     && !name.contains(['/', '\\', '\0']);
                 if !valid {
-                    bail!(
-                        "invalid config {at}: `{name}` cannot name a root\n  fix: give `name` a single folder name such as \"docs\""
-                    );
+                    return Err(at
+                        .problem(
+                            Some("name"),
+                            format!("`{name}` cannot name a root"),
+                            "give `name` a single folder name such as \"docs\"",
+                        )
+                        .into());
                 }
                 if roots.iter().any(|r| r.mount == name) {
-                    bail!(
-                        "invalid config {at}: two roots are named `{name}`\n  fix: give one of them another `name`"
-                    );
+                    return Err(at
+                        .problem(
+                            Some("name"),
+                            format!("two roots are named `{name}`"),
+                            "give one of them another `name`",
+                        )
+                        .into());
                 }
                 name
             };
@@ -407,18 +449,18 @@ impl WorkspaceConfig {
 
         let mut tools = BTreeMap::new();
         for (name, spanned) in raw.tools {
-            let at = where_(spanned.span());
+            let at = table(spanned.span(), &format!("tools.{name}"));
             let raw = spanned.into_inner();
             let in_range = |key: &str,
                             value: Option<u64>,
                             range: std::ops::RangeInclusive<u64>|
-             -> Result<Option<u64>> {
+             -> Result<Option<u64>, Problem> {
                 match value {
-                    Some(v) if !range.contains(&v) => bail!(
-                        "invalid config {at}: tools.{name}.{key} = {v} is out of range\n  fix: use a value from {} to {}",
-                        range.start(),
-                        range.end()
-                    ),
+                    Some(v) if !range.contains(&v) => Err(at.problem(
+                        Some(key),
+                        format!("{v} is out of range"),
+                        format!("use a value from {} to {}", range.start(), range.end()),
+                    )),
                     other => Ok(other),
                 }
             };
@@ -446,13 +488,28 @@ impl WorkspaceConfig {
                     .iter()
                     .map(|entry| crate::contain::expand_path(entry, &workspace))
                     .collect(),
+                placed: GRANT_KEYS
+                    .into_iter()
+                    .filter_map(|key| Some((key, at.position(key)?)))
+                    .collect(),
             };
             if (raw.sandbox.is_some() || !raw.read.is_empty() || !raw.write.is_empty())
                 && settings.process.is_empty()
             {
-                bail!(
-                    "invalid config {at}: tools.{name}: `sandbox`, `read` and `write` apply to the programs a tool runs, and it is granted none\n  fix: grant programs with `process = [...]` first, or remove them"
-                );
+                let key = if raw.sandbox.is_some() {
+                    "sandbox"
+                } else if raw.read.is_empty() {
+                    "write"
+                } else {
+                    "read"
+                };
+                return Err(at
+                    .problem(
+                        Some(key),
+                        "`sandbox`, `read` and `write` apply to the programs a tool runs, and it is granted none",
+                        "grant programs with `process = [...]` first, or remove them",
+                    )
+                    .into());
             }
             if let Some((bad, why)) = settings.process.iter().find_map(|p| {
                 let why = if p == "*" {
@@ -462,24 +519,38 @@ impl WorkspaceConfig {
                 };
                 why.map(|why| (p, why))
             }) {
-                bail!(
-                    "invalid config {at}: tools.{name}.process: {why}\n  fix: grant programs one by one, by name or absolute path, such as \"git\" or \"/usr/bin/make\" (`{}` is not one)",
-                    bad.escape_debug()
-                );
+                return Err(at
+                    .problem(
+                        Some("process"),
+                        why,
+                        format!(
+                            "grant programs one by one, by name or absolute path, such as \"git\" or \"/usr/bin/make\" (`{}` is not one)",
+                            bad.escape_debug()
+                        ),
+                    )
+                    .into());
             }
             if let Some((bad, why)) = settings
                 .network
                 .iter()
                 .find_map(|h| check_host_pattern(h).err().map(|why| (h, why)))
             {
-                bail!(
-                    "invalid config {at}: tools.{name}.network: {why}\n  fix: grant hosts such as \"api.example.com\", \"*.example.org\" or \"127.0.0.1:8080\" (`{bad}` is not one)"
-                );
+                return Err(at
+                    .problem(
+                        Some("network"),
+                        why,
+                        format!("grant hosts such as \"api.example.com\", \"*.example.org\" or \"127.0.0.1:8080\" (`{bad}` is not one)"),
+                    )
+                    .into());
             }
             if let Some(bad) = settings.env.iter().find(|n| !is_env_name(n)) {
-                bail!(
-                    "invalid config {at}: tools.{name}.env: `{bad}` is not an environment variable name\n  fix: list names such as \"API_TOKEN\""
-                );
+                return Err(at
+                    .problem(
+                        Some("env"),
+                        format!("`{bad}` is not an environment variable name"),
+                        "list names such as \"API_TOKEN\"",
+                    )
+                    .into());
             }
             tools.insert(name, settings);
         }
@@ -487,72 +558,87 @@ impl WorkspaceConfig {
         let model = match raw.model {
             None => ModelSettings::default(),
             Some(spanned) => {
-                let at = where_(spanned.span());
-                ModelSettings::from_raw(spanned.into_inner(), &at).map_err(anyhow::Error::msg)?
+                let at = table(spanned.span(), "model");
+                ModelSettings::from_raw(spanned.into_inner(), &at)?
             }
         };
         let agent = match raw.agent {
             None => AgentConfig::default(),
-            Some(spanned) => AgentConfig::from_raw(spanned.get_ref(), &where_(spanned.span()))?,
+            Some(spanned) => {
+                AgentConfig::from_raw(spanned.get_ref(), &table(spanned.span(), "agent"))?
+            }
         };
 
         let workflow = match raw.workflow {
             None => WorkflowConfig::default(),
             Some(spanned) => {
-                let at = where_(spanned.span());
-                WorkflowConfig::from_raw(spanned.into_inner(), &at).map_err(anyhow::Error::msg)?
+                let at = table(spanned.span(), "workflow");
+                WorkflowConfig::from_raw(spanned.into_inner(), &at)?
             }
         };
 
         let mut schedules: Vec<ScheduleConfig> = Vec::new();
         for spanned in raw.schedule {
-            let at = where_(spanned.span());
-            let schedule = ScheduleConfig::from_raw(spanned.into_inner(), &at, &workspace)
-                .map_err(anyhow::Error::msg)?;
+            let at = table(spanned.span(), "schedule");
+            let schedule = ScheduleConfig::from_raw(spanned.into_inner(), &at, &workspace)?;
             if schedules.iter().any(|s| s.name == schedule.name) {
-                bail!(
-                    "invalid config {at}: two schedules are named `{}`\n  fix: give one of them another `name`",
-                    schedule.name
-                );
+                return Err(at
+                    .problem(
+                        Some("name"),
+                        format!("two schedules are named `{}`", schedule.name),
+                        "give one of them another `name`",
+                    )
+                    .into());
             }
             schedules.push(schedule);
         }
         let daemon = match raw.daemon {
             None => DaemonConfig::default(),
             Some(spanned) => {
-                let at = where_(spanned.span());
-                DaemonConfig::from_raw(spanned.into_inner(), &at).map_err(anyhow::Error::msg)?
+                let at = table(spanned.span(), "daemon");
+                DaemonConfig::from_raw(spanned.into_inner(), &at)?
             }
         };
 
         let mut mcp_servers: Vec<McpServerConfig> = Vec::new();
         for spanned in raw.mcp_server {
-            let at = where_(spanned.span());
-            let server = McpServerConfig::from_raw(spanned.into_inner(), &at, &workspace)
-                .map_err(anyhow::Error::msg)?;
+            let at = table(spanned.span(), "mcp_server");
+            let server = McpServerConfig::from_raw(spanned.into_inner(), &at, &workspace)?;
             if mcp_servers.iter().any(|s| s.name == server.name) {
-                bail!(
-                    "invalid config {at}: two MCP servers are named `{}`\n  fix: give one of them another `name`",
-                    server.name
-                );
+                return Err(at
+                    .problem(
+                        Some("name"),
+                        format!("two MCP servers are named `{}`", server.name),
+                        "give one of them another `name`",
+                    )
+                    .into());
             }
             mcp_servers.push(server);
         }
 
         let mut secrets = SecretRules::default();
         if let Some(spanned) = raw.secrets {
-            let at = where_(spanned.span());
+            let at = table(spanned.span(), "secrets");
             let raw = spanned.into_inner();
-            if let Some((bad, why)) = raw
-                .allow
-                .iter()
-                .chain(&raw.deny)
-                .find_map(|p| SecretRules::check_pattern(p).err().map(|why| (p, why)))
-            {
-                bail!(
-                    "invalid config {at}: secrets: `{}` is not a pattern: {why}\n  fix: give paths or patterns inside a root, such as \".env.test\" or \"fixtures/**/*.pem\"",
-                    bad.escape_debug()
-                );
+            let bad = |list: &[String]| {
+                list.iter().find_map(|p| {
+                    SecretRules::check_pattern(p)
+                        .err()
+                        .map(|why| (p.clone(), why))
+                })
+            };
+            let found = match bad(&raw.allow) {
+                Some(found) => Some(("allow", found)),
+                None => bad(&raw.deny).map(|found| ("deny", found)),
+            };
+            if let Some((key, (pattern, why))) = found {
+                return Err(at
+                    .problem(
+                        Some(key),
+                        format!("secrets: `{}` is not a pattern: {why}", pattern.escape_debug()),
+                        "give paths or patterns inside a root, such as \".env.test\" or \"fixtures/**/*.pem\"",
+                    )
+                    .into());
             }
             secrets = SecretRules::new(raw.allow, raw.deny);
         }

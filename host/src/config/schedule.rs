@@ -20,6 +20,7 @@
 //! ```
 
 use super::cron::CronSchedule;
+use crate::util::problem::{Problem, Table};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -103,10 +104,8 @@ pub struct RawSchedule {
 impl ScheduleConfig {
     /// Checks `raw`; `at` says where it is for errors, `workspace` is the
     /// folder relative workflow paths start from.
-    pub fn from_raw(raw: RawSchedule, at: &str, workspace: &Path) -> Result<Self, String> {
-        let fail = |message: String, fix: &str| {
-            Err(format!("invalid config {at}: {message}\n  fix: {fix}"))
-        };
+    pub fn from_raw(raw: RawSchedule, at: &Table, workspace: &Path) -> Result<Self, Problem> {
+        let fail = |key: &str, message: String, fix: &str| Err(at.problem(Some(key), message, fix));
         let name = raw.name.trim().to_string();
         if name.is_empty()
             || !name
@@ -114,6 +113,7 @@ impl ScheduleConfig {
                 .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
         {
             return fail(
+                "name",
                 format!("schedule name `{}` is not a name", raw.name),
                 "use letters, digits, - and _ (for example \"morning-report\")",
             );
@@ -122,6 +122,7 @@ impl ScheduleConfig {
             Ok(cron) => cron,
             Err(e) => {
                 return fail(
+                    "cron",
                     format!("schedule `{name}`: {e}"),
                     "correct `cron` or `timezone`",
                 );
@@ -130,6 +131,7 @@ impl ScheduleConfig {
         let workflow = workspace.join(&raw.workflow);
         if !workflow.is_file() {
             return fail(
+                "workflow",
                 format!(
                     "schedule `{name}`: workflow `{}` does not exist",
                     raw.workflow
@@ -146,6 +148,7 @@ impl ScheduleConfig {
                 }
                 other => {
                     return fail(
+                        "args",
                         format!("schedule `{name}`: args.{key} is a {}", other.type_str()),
                         "give args as strings, numbers or booleans",
                     );
@@ -157,6 +160,7 @@ impl ScheduleConfig {
             Ok(timeout) => timeout,
             Err(e) => {
                 return fail(
+                    "timeout",
                     format!("schedule `{name}`: timeout {e}"),
                     "write it like \"90s\", \"10m\" or \"1h30m\"",
                 );
@@ -164,6 +168,7 @@ impl ScheduleConfig {
         };
         if raw.retries > MAX_RETRIES {
             return fail(
+                "retries",
                 format!("schedule `{name}`: retries = {} is too many", raw.retries),
                 &format!("use 0 to {MAX_RETRIES}"),
             );
@@ -173,6 +178,7 @@ impl ScheduleConfig {
                 && !crate::util::names::is_function_name(t)
         }) {
             return fail(
+                "approve",
                 format!("schedule `{name}`: `{bad}` in approve is not a tool name"),
                 "list tool names as `toolcell tools list` shows them",
             );
@@ -218,14 +224,11 @@ pub struct RawDaemonConfig {
 }
 
 impl DaemonConfig {
-    pub fn from_raw(raw: RawDaemonConfig, at: &str) -> Result<Self, String> {
+    pub fn from_raw(raw: RawDaemonConfig, at: &Table) -> Result<Self, Problem> {
         let mut config = Self::default();
         if let Some(grace) = raw.grace {
-            config.grace = parse_duration(&grace).map_err(|e| {
-                format!(
-                    "invalid config {at}: daemon.grace {e}\n  fix: write it like \"30s\" or \"2m\""
-                )
-            })?;
+            config.grace = parse_duration(&grace)
+                .map_err(|e| at.problem(Some("grace"), e, "write it like \"30s\" or \"2m\""))?;
         }
         if let Some(days) = raw.keep_runs_days {
             config.keep_runs_days = days;

@@ -9,6 +9,7 @@
 //! env = ["HOME"]             # variables a script may read with env()
 //! ```
 
+use crate::util::problem::{Problem, Table};
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -67,12 +68,14 @@ pub struct RawWorkflowConfig {
 }
 
 impl WorkflowConfig {
-    pub fn from_raw(raw: RawWorkflowConfig, at: &str) -> Result<Self, String> {
+    pub fn from_raw(raw: RawWorkflowConfig, at: &Table) -> Result<Self, Problem> {
         let mut limits = ScriptLimits::default();
         if let Some(s) = raw.timeout_s {
             if s == 0 {
-                return Err(format!(
-                    "invalid config {at}: workflow.timeout_s must be above 0"
+                return Err(at.problem(
+                    Some("timeout_s"),
+                    "0 is no time to run in",
+                    "give the seconds a workflow may run, above 0",
                 ));
             }
             limits.timeout = Duration::from_secs(s);
@@ -84,8 +87,10 @@ impl WorkflowConfig {
             limits.max_string_bytes = n;
         }
         if let Some(bad) = raw.env.iter().find(|n| !crate::util::names::is_env_name(n)) {
-            return Err(format!(
-                "invalid config {at}: workflow.env: `{bad}` is not an environment variable name"
+            return Err(at.problem(
+                Some("env"),
+                format!("`{bad}` is not an environment variable name"),
+                "list names such as \"HOME\"",
             ));
         }
         Ok(Self {

@@ -19,6 +19,7 @@
 //! `max_tokens`) from what the prompt leaves of `num_ctx`: see
 //! [`ModelSettings::reply_tokens`].
 
+use crate::util::problem::{Problem, Table};
 use serde::Deserialize;
 use std::time::Duration;
 
@@ -144,9 +145,23 @@ pub struct RawModelSettings {
     tool_format: Option<ToolFormat>,
 }
 
+/// A model setting that cannot be used: which key, what is wrong, the fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadSetting {
+    pub key: &'static str,
+    pub message: String,
+    pub fix: String,
+}
+
+impl std::fmt::Display for BadSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}\n  fix: {}", self.message, self.fix)
+    }
+}
+
 impl ModelSettings {
-    /// Validates `raw`; `at` names the table's place for messages.
-    pub fn from_raw(raw: RawModelSettings, at: &str) -> Result<Self, String> {
+    /// Validates `raw`; `at` is its table, for problems at its keys.
+    pub fn from_raw(raw: RawModelSettings, at: &Table) -> Result<Self, Problem> {
         let provider = raw.provider.unwrap_or(ProviderKind::Ollama);
         let settings = Self {
             provider,
@@ -166,48 +181,67 @@ impl ModelSettings {
         };
         settings
             .check()
-            .map_err(|e| format!("invalid config {at}: {e}"))?;
+            .map_err(|bad| at.problem(Some(bad.key), bad.message, bad.fix))?;
         Ok(settings)
     }
 
     /// Checks values that flags may also have set.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), BadSetting> {
+        let bad = |key, message: String, fix: &str| {
+            Err(BadSetting {
+                key,
+                message,
+                fix: fix.to_string(),
+            })
+        };
         if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
-            return Err(format!(
-                "model.base_url `{}` is not an http(s) URL\n  fix: for example \"{}\"",
-                self.base_url,
-                self.provider.default_base_url()
-            ));
+            let fix = format!("for example \"{}\"", self.provider.default_base_url());
+            return bad(
+                "base_url",
+                format!("model.base_url `{}` is not an http(s) URL", self.base_url),
+                &fix,
+            );
         }
         if self.num_ctx < MIN_NUM_CTX {
-            return Err(format!(
-                "model.num_ctx = {} is too small for tools\n  fix: use at least {MIN_NUM_CTX}",
-                self.num_ctx
-            ));
+            return bad(
+                "num_ctx",
+                format!("model.num_ctx = {} is too small for tools", self.num_ctx),
+                &format!("use at least {MIN_NUM_CTX}"),
+            );
         }
         if let Some(t) = self.temperature
             && !(0.0..=2.0).contains(&t)
         {
-            return Err(format!(
-                "model.temperature = {t} is out of range\n  fix: use a value from 0 to 2"
-            ));
+            return bad(
+                "temperature",
+                format!("model.temperature = {t} is out of range"),
+                "use a value from 0 to 2",
+            );
         }
         if let Some(Think::Level(level)) = &self.think
             && !matches!(level.as_str(), "low" | "medium" | "high")
         {
-            return Err(format!(
-                "model.think = \"{level}\" is not a level\n  fix: use true, false, \"low\", \"medium\" or \"high\""
-            ));
+            return bad(
+                "think",
+                format!("model.think = \"{level}\" is not a level"),
+                "use true, false, \"low\", \"medium\" or \"high\"",
+            );
         }
         if self.idle_timeout.is_zero() {
-            return Err("model.idle_timeout_ms must be above 0".into());
+            return bad(
+                "idle_timeout_ms",
+                "model.idle_timeout_ms must be above 0".into(),
+                "give the milliseconds a reply may pause, such as 120000",
+            );
         }
         if let Some(name) = &self.api_key_env
             && !crate::util::names::is_env_name(name)
         {
-            return Err(format!(
-                "model.api_key_env `{name}` is not an environment variable name\n  fix: for example \"OPENAI_API_KEY\""
-            ));
+            return bad(
+                "api_key_env",
+                format!("model.api_key_env `{name}` is not an environment variable name"),
+                "for example \"OPENAI_API_KEY\"",
+            );
         }
         Ok(())
     }

@@ -20,7 +20,8 @@ use crate::contain::{Confinement, NetworkAccess, SandboxSetting};
 use crate::policy::FileRules;
 use crate::tool::limits::Limits;
 use crate::tool::manifest::{FsAccess, ManifestApproval, ToolManifest};
-use anyhow::{Result, bail};
+use crate::util::locations::CONFIG_FILE;
+use crate::util::problem::{Document, Problem};
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -72,41 +73,45 @@ pub struct ToolGrant {
 
 impl ToolGrant {
     /// Resolves the grant of the tool described by `manifest` under `config`.
-    pub fn resolve(manifest: &ToolManifest, config: &WorkspaceConfig) -> Result<Self> {
+    pub fn resolve(manifest: &ToolManifest, config: &WorkspaceConfig) -> Result<Self, Problem> {
         let settings = config.tool(&manifest.name);
-        let config_file = config
-            .file
-            .as_ref()
-            .map(|f| f.display().to_string())
-            .unwrap_or_else(|| "the config".into());
-        for name in &settings.env {
-            if !manifest.capabilities.env.contains(name) {
-                bail!(
-                    "invalid config {config_file}: tools.{}.env grants `{name}`, which the tool does not ask for\n  fix: remove it, or use a tool whose manifest lists it in capabilities.env",
-                    manifest.name
-                );
-            }
+        // A grant the manifest does not ask for: a problem at its key in the
+        // config (the user asked for something the tool cannot use).
+        let not_asked = |key: &'static str, what: &str| Problem {
+            document: Document::Config,
+            file: config.file.clone().unwrap_or_else(|| CONFIG_FILE.into()),
+            key: Some(format!("tools.{}.{key}", manifest.name)),
+            position: settings.placed.get(key).copied(),
+            message: format!(
+                "tools.{}.{key} grants `{what}`, which the tool does not ask for",
+                manifest.name
+            ),
+            fix: format!("remove it, or use a tool whose manifest lists it in capabilities.{key}"),
+        };
+        if let Some(name) = settings
+            .env
+            .iter()
+            .find(|name| !manifest.capabilities.env.contains(name))
+        {
+            return Err(not_asked("env", name));
         }
         // `*` in the manifest: whatever hosts the user grants (a general
         // fetch tool); the grant alone decides.
         let any_host = manifest.capabilities.network.iter().any(|h| h == "*");
-        for host in &settings.network {
-            if !any_host && !manifest.capabilities.network.contains(host) {
-                bail!(
-                    "invalid config {config_file}: tools.{}.network grants `{host}`, which the tool does not ask for\n  fix: remove it, or use a tool whose manifest lists it in capabilities.network",
-                    manifest.name
-                );
-            }
+        if let Some(host) = settings
+            .network
+            .iter()
+            .find(|host| !any_host && !manifest.capabilities.network.contains(host))
+        {
+            return Err(not_asked("network", host));
         }
-
         let any_program = manifest.capabilities.process.iter().any(|p| p == "*");
-        for program in &settings.process {
-            if !any_program && !manifest.capabilities.process.contains(program) {
-                bail!(
-                    "invalid config {config_file}: tools.{}.process grants `{program}`, which the tool does not ask for\n  fix: remove it, or use a tool whose manifest lists it in capabilities.process",
-                    manifest.name
-                );
-            }
+        if let Some(program) = settings
+            .process
+            .iter()
+            .find(|program| !any_program && !manifest.capabilities.process.contains(program))
+        {
+            return Err(not_asked("process", program));
         }
 
         let preopens = match manifest.capabilities.fs {

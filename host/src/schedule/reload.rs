@@ -15,6 +15,9 @@ pub fn dispatcher_for(config: &WorkspaceConfig, options: &DaemonOptions) -> Resu
     for problem in dispatcher.start_mcp_servers()? {
         tracing::warn!("{problem}");
     }
+    for problem in dispatcher.grant_problems() {
+        tracing::warn!("{problem}");
+    }
     Ok(dispatcher)
 }
 

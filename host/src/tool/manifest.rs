@@ -9,9 +9,10 @@
 
 use crate::tool::limits::{self, Limits};
 use crate::util::names::{check_host_pattern, check_program, check_tool_name, is_env_name};
+use crate::util::problem::{Document, Problem, key_at, line_col};
 use serde::Deserialize;
 use std::fmt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use toml::Spanned;
 
 /// Where the manifest format is documented, for error messages.
@@ -80,33 +81,6 @@ pub struct ToolManifest {
     pub limits: Limits,
 }
 
-/// A manifest that could not be accepted.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ManifestError {
-    pub file: PathBuf,
-    /// The offending key, dotted (`limits.timeout_ms`), when one is to blame.
-    pub key: Option<String>,
-    /// 1-based line and column of the offending value, when known.
-    pub position: Option<(usize, usize)>,
-    pub message: String,
-    pub fix: String,
-}
-
-impl fmt::Display for ManifestError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "invalid tool manifest {}", self.file.display())?;
-        if let Some((line, col)) = self.position {
-            write!(f, ":{line}:{col}")?;
-        }
-        if let Some(key) = &self.key {
-            write!(f, " at key `{key}`")?;
-        }
-        write!(f, ": {}\n  fix: {}", self.message, self.fix)
-    }
-}
-
-impl std::error::Error for ManifestError {}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawManifest {
@@ -157,8 +131,9 @@ impl Checker<'_> {
         span: std::ops::Range<usize>,
         message: String,
         fix: String,
-    ) -> Result<T, ManifestError> {
-        Err(ManifestError {
+    ) -> Result<T, Problem> {
+        Err(Problem {
+            document: Document::Manifest,
             file: self.file.to_path_buf(),
             key: Some(key.to_string()),
             position: Some(line_col(self.text, span.start)),
@@ -173,7 +148,7 @@ impl Checker<'_> {
         value: &Option<Spanned<u64>>,
         range: std::ops::RangeInclusive<u64>,
         default: u64,
-    ) -> Result<u64, ManifestError> {
+    ) -> Result<u64, Problem> {
         let Some(value) = value else {
             return Ok(default);
         };
@@ -191,8 +166,9 @@ impl Checker<'_> {
 
 impl ToolManifest {
     /// Reads and validates the manifest at `file`.
-    pub fn load(file: &Path) -> Result<Self, ManifestError> {
-        let text = std::fs::read_to_string(file).map_err(|e| ManifestError {
+    pub fn load(file: &Path) -> Result<Self, Problem> {
+        let text = std::fs::read_to_string(file).map_err(|e| Problem {
+            document: Document::Manifest,
             file: file.to_path_buf(),
             key: None,
             position: None,
@@ -203,7 +179,7 @@ impl ToolManifest {
     }
 
     /// Validates manifest `text`; `file` is only used to name it in errors.
-    pub fn parse(file: &Path, text: &str) -> Result<Self, ManifestError> {
+    pub fn parse(file: &Path, text: &str) -> Result<Self, Problem> {
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
             let message = e.message().trim().to_string();
             let fix = if message.starts_with("missing field") {
@@ -212,7 +188,8 @@ impl ToolManifest {
                 format!("correct or remove that key; the format is described in {FORMAT_DOC}")
             };
             let span = e.span().filter(|_| !message.starts_with("missing field"));
-            ManifestError {
+            Problem {
+                document: Document::Manifest,
                 file: file.to_path_buf(),
                 key: span.as_ref().and_then(|s| key_at(text, s.start)),
                 position: span.map(|s| line_col(text, s.start)),
@@ -267,14 +244,14 @@ impl ToolManifest {
             );
         }
 
-        let parameters =
-            serde_json::to_value(raw.parameters.get_ref()).map_err(|e| ManifestError {
-                file: file.to_path_buf(),
-                key: Some("parameters".into()),
-                position: Some(line_col(text, raw.parameters.span().start)),
-                message: format!("cannot be expressed as JSON: {e}"),
-                fix: "use only strings, numbers, booleans, arrays and tables".into(),
-            })?;
+        let parameters = serde_json::to_value(raw.parameters.get_ref()).map_err(|e| Problem {
+            document: Document::Manifest,
+            file: file.to_path_buf(),
+            key: Some("parameters".into()),
+            position: Some(line_col(text, raw.parameters.span().start)),
+            message: format!("cannot be expressed as JSON: {e}"),
+            fix: "use only strings, numbers, booleans, arrays and tables".into(),
+        })?;
         if let Err(why) = check_parameters_schema(&parameters) {
             return check.error("parameters", raw.parameters.span(), why, "make `parameters` a JSON Schema for an object: type = \"object\" with `properties`; see https://json-schema.org".into());
         }
@@ -396,40 +373,6 @@ fn check_parameters_schema(schema: &serde_json::Value) -> Result<(), String> {
     Ok(())
 }
 
-/// The dotted key whose line holds byte `offset` of a TOML `text`
-/// (`capabilities.fs`), for naming keys in errors of the TOML parser.
-pub fn key_at(text: &str, offset: usize) -> Option<String> {
-    let offset = offset.min(text.len());
-    let line_start = text[..offset].rfind('\n').map_or(0, |i| i + 1);
-    let line_end = text[offset..].find('\n').map_or(text.len(), |i| offset + i);
-    let line = &text[line_start..line_end];
-    let key = line.split('=').next()?.trim().trim_matches('"');
-    if key.is_empty() || key.starts_with('[') || key.starts_with('#') {
-        return None;
-    }
-    let table = text[..line_start]
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|l| l.starts_with('[') && !l.starts_with("[["))
-        .map(|l| l.trim_matches(['[', ']']).trim().to_string());
-    Some(match table {
-        Some(table) => format!("{table}.{key}"),
-        None => key.to_string(),
-    })
-}
-
-/// 1-based line and column of byte `offset` in `text`.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
-    let line = before.matches('\n').count() + 1;
-    let col = before
-        .rfind('\n')
-        .map_or(before.len(), |nl| before.len() - nl - 1)
-        + 1;
-    (line, col)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,11 +438,5 @@ properties.path = { type = "string" }
         );
         assert_eq!(key_at(text, 0).as_deref(), Some("name"));
         assert_eq!(key_at(text, text.find("[cap").unwrap()), None);
-    }
-
-    #[test]
-    fn line_col_counts_from_one() {
-        assert_eq!(line_col("ab\ncd", 0), (1, 1));
-        assert_eq!(line_col("ab\ncd", 4), (2, 2));
     }
 }

@@ -7,10 +7,13 @@
 //! - [`child`]: programs toolcell starts (scrubbed environment, own process
 //!   group, ended with toolcell);
 //! - [`locations`]: where toolcell keeps its files;
-//! - [`openat`]: `openat2` and a descriptor's real path.
+//! - [`openat`]: `openat2` and a descriptor's real path;
+//! - [`problem`]: what is wrong in a TOML file, said the same way for the
+//!   manifest and the config.
 
 pub mod child;
 pub mod locations;
 pub mod names;
 pub mod openat;
+pub mod problem;
 pub mod text;
