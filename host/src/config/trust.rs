@@ -2,7 +2,8 @@
 //! config is known again: its fingerprint (its text and where the folders
 //! it names lead) under its folder's key, in the user's trust store.
 
-use super::{ApprovalSetting, Root, RootAccess, WorkspaceConfig, read_config};
+use super::tools::ApprovalSetting;
+use super::{Root, RootAccess, WorkspaceConfig, read_config};
 use crate::contain::SandboxSetting;
 use crate::policy::trust::{self, TrustStore};
 use anyhow::{Context, Result};

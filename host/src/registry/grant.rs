@@ -15,7 +15,8 @@
 //!   by the config's `approval`, except that a manifest's `always` cannot be
 //!   turned into `auto`; `tools show` says which one decided.
 
-use crate::config::{ApprovalSetting, RootAccess, WorkspaceConfig};
+use crate::config::tools::ApprovalSetting;
+use crate::config::{RootAccess, WorkspaceConfig};
 use crate::contain::{Confinement, NetworkAccess, SandboxSetting};
 use crate::policy::FileRules;
 use crate::tool::limits::Limits;

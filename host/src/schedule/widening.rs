@@ -6,7 +6,8 @@
 //! narrowing — a root, tool, grant or schedule taken away — applies at
 //! once. A change that both narrows and widens waits as a whole.
 
-use crate::config::{ApprovalSetting, RootAccess, WorkspaceConfig};
+use crate::config::tools::ApprovalSetting;
+use crate::config::{RootAccess, WorkspaceConfig};
 use crate::contain::SandboxSetting;
 
 /// What `new` allows that `old` does not, one line each; empty when the
