@@ -14,8 +14,9 @@ use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolcell::policy::trust::TrustStore;
 use toolcell::sandbox::{Allocation, SandboxOptions};
+use toolcell::schedule::DaemonOptions;
 use toolcell::schedule::clock::{Clock, ManualClock};
-use toolcell::schedule::daemon::{self, DaemonOptions};
+use toolcell::schedule::daemon;
 use toolcell::store::{RunSummary, Store};
 
 /// How long a test waits for the daemon to do what it should.

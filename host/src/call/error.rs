@@ -2,7 +2,7 @@
 //! or a run fails with, and [`ErrorKind`], the one list of the kinds that
 //! reach a model, a script, `--json` output or the run record.
 
-use crate::mcp::client::McpCallError;
+use crate::mcp::result::McpCallError;
 use crate::sandbox::{RunError, ToolErrorKind};
 
 /// The kind of a failed call, as models, scripts and records see it. The

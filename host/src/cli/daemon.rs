@@ -3,8 +3,9 @@
 
 use super::{EXIT_INTERRUPTED, EXIT_OK, sandbox_options};
 use crate::config::WorkspaceConfig;
+use crate::schedule::DaemonOptions;
 use crate::schedule::clock::SystemClock;
-use crate::schedule::daemon::{self, DaemonOptions, RELOAD_POLL};
+use crate::schedule::daemon::{self, RELOAD_POLL};
 use crate::util::locations;
 use anyhow::{Context, Result, bail};
 use clap::Args;

@@ -2,7 +2,7 @@
 //! process group, stopped with its group) and its session, started again
 //! after a failure on the next call.
 
-use super::client::{McpCallError, result_value};
+use super::result::{McpCallError, result_value};
 use super::stdio::{Diagnostics, filter_stdout, keep_stderr};
 use crate::config::mcp_server::McpServerConfig;
 use crate::contain::{Confinement, Prepared};

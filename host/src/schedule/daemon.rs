@@ -20,6 +20,7 @@
 //! recorded as interrupted. One daemon per workspace: a lock file in the
 //! state folder.
 
+use super::DaemonOptions;
 use super::clock::Clock;
 use super::events::{Event, local_time};
 use super::launch::unattended_launch;
@@ -29,8 +30,6 @@ use super::reload::{self, Loaded, Reload, Stamp, dispatcher_for, stamp};
 use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
 use crate::config::schedule::ScheduleConfig;
-use crate::policy::trust::TrustStore;
-use crate::sandbox::SandboxOptions;
 use crate::store::{RunId, RunStatus, Store, Trigger};
 use crate::workflow::Workflow;
 use anyhow::Result;
@@ -53,22 +52,6 @@ const PRUNE_EVERY: SignedDuration = SignedDuration::from_hours(24);
 /// they are recorded as interrupted anyway: a cancelled run stops at its
 /// next script operation or epoch tick, in milliseconds.
 const STOP_WAIT: Duration = Duration::from_secs(10);
-
-/// How a daemon is run.
-#[derive(Clone)]
-pub struct DaemonOptions {
-    /// Log lines as JSON objects instead of text.
-    pub json_logs: bool,
-    /// How often the config file is checked for changes.
-    pub reload_poll: Duration,
-    /// Where log lines go.
-    pub log: Arc<dyn Fn(&str) + Send + Sync>,
-    pub sandbox: SandboxOptions,
-    /// Where user-installed tools live.
-    pub user_tools: Option<PathBuf>,
-    /// The configs the user trusted (`toolcell trust`).
-    pub trust: Option<TrustStore>,
-}
 
 /// What the daemon keeps per schedule.
 struct Slot {

@@ -1,4 +1,10 @@
 //! Schedules: workflows run unattended at cron times by `toolcell daemon`.
+//!
+//! [`daemon`] is the loop; it carries out what [`plan`] decides (pure
+//! functions of the schedule, the time and what runs), logs [`events`],
+//! holds the workspace's [`lock`], takes a changed config through
+//! [`reload`] (held back while it would widen what runs, see
+//! [`widening`]) and starts each run as [`launch`] makes it.
 
 pub mod clock;
 pub mod daemon;
@@ -9,3 +15,25 @@ pub mod memory;
 pub mod plan;
 pub mod reload;
 pub mod widening;
+
+use crate::policy::trust::TrustStore;
+use crate::sandbox::SandboxOptions;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How a daemon is run.
+#[derive(Clone)]
+pub struct DaemonOptions {
+    /// Log lines as JSON objects instead of text.
+    pub json_logs: bool,
+    /// How often the config file is checked for changes.
+    pub reload_poll: Duration,
+    /// Where log lines go.
+    pub log: Arc<dyn Fn(&str) + Send + Sync>,
+    pub sandbox: SandboxOptions,
+    /// Where user-installed tools live.
+    pub user_tools: Option<PathBuf>,
+    /// The configs the user trusted (`toolcell trust`).
+    pub trust: Option<TrustStore>,
+}

@@ -2,7 +2,7 @@
 //! its schedules will run through, or held back because it widens what
 //! they may do and the user has not confirmed it (`toolcell trust`).
 
-use super::daemon::DaemonOptions;
+use super::DaemonOptions;
 use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
 use crate::registry::Registry;
