@@ -181,4 +181,11 @@ mod tests {
         }
         assert_eq!(ErrorKind::from_word("no-such-kind"), None);
     }
+
+    #[test]
+    fn a_tools_own_error_keeps_its_word() {
+        for kind in ToolErrorKind::ALL {
+            assert_eq!(ErrorKind::from(kind).as_str(), kind.as_str());
+        }
+    }
 }

@@ -9,7 +9,7 @@ use super::declared::{Change, change};
 use crate::config::WorkspaceConfig;
 use crate::effect::roots::{Entry, read_entry};
 use crate::registry::grant::Preopen;
-use crate::sandbox::bindings::toolcell::tool::process::RunError;
+use crate::sandbox::bindings::toolcell::tool::process::RunRefusal;
 use crate::sandbox::process_policy::ProcessPolicy;
 use crate::util::text::is_hidden;
 use serde_json::Value;
@@ -167,9 +167,9 @@ fn quote(word: &str) -> String {
     format!("'{}'{cut}", word.replace('\'', "'\\''"))
 }
 
-fn run_error_message(error: &RunError) -> &str {
+fn run_error_message(error: &RunRefusal) -> &str {
     match error {
-        RunError::Denied(m) | RunError::NotFound(m) | RunError::Failed(m) => m,
+        RunRefusal::Denied(m) | RunRefusal::NotFound(m) | RunRefusal::Failed(m) => m,
     }
 }
 

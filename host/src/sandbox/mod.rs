@@ -61,6 +61,14 @@ pub enum ToolErrorKind {
 }
 
 impl ToolErrorKind {
+    /// Every kind, in the order of the contract's `error` variant.
+    pub const ALL: [ToolErrorKind; 4] = [
+        ToolErrorKind::InvalidArgs,
+        ToolErrorKind::NotFound,
+        ToolErrorKind::Denied,
+        ToolErrorKind::Failed,
+    ];
+
     pub fn as_str(&self) -> &'static str {
         match self {
             ToolErrorKind::InvalidArgs => "invalid-args",
@@ -425,4 +433,31 @@ fn check_component_header(wasm: &[u8]) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod contract_tests {
+    use super::ToolErrorKind;
+
+    /// The cases of the `error` variant of the contract's `tool` interface.
+    fn contract_error_cases() -> Vec<String> {
+        let wit = include_str!("../../../tools-wasm/wit/tool.wit");
+        let tool = &wit[wit.find("interface tool {").expect("interface tool")..];
+        let variant = &tool[tool.find("variant error {").expect("variant error")..];
+        let body = &variant[..variant.find('}').expect("end of variant")];
+        body.lines()
+            .map(str::trim)
+            .filter(|line| !line.starts_with("//") && line.contains('('))
+            .map(|line| line[..line.find('(').unwrap()].to_string())
+            .collect()
+    }
+
+    #[test]
+    fn the_tool_error_kinds_are_the_contracts() {
+        let host: Vec<&str> = ToolErrorKind::ALL
+            .iter()
+            .map(ToolErrorKind::as_str)
+            .collect();
+        assert_eq!(contract_error_cases(), host);
+    }
 }

@@ -15,7 +15,7 @@
 //! program is never found by name inside a root (a tool could have written
 //! it there).
 
-use super::bindings::toolcell::tool::process::{Command, Host, Output, RunError};
+use super::bindings::toolcell::tool::process::{Ending, Host, RunOutput, RunRefusal, RunRequest};
 use super::process_policy::{ProcessPolicy, Resolved};
 use crate::util::child;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -40,7 +40,7 @@ const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(200);
 
 impl ProcessPolicy {
     /// Runs `cmd` if it is granted, killing it at its timeout.
-    pub async fn run(&self, cmd: Command) -> Result<Output, RunError> {
+    pub async fn run(&self, cmd: RunRequest) -> Result<RunOutput, RunRefusal> {
         let Resolved {
             program,
             found,
@@ -58,9 +58,9 @@ impl ProcessPolicy {
                 let what = format!("`{}`", cmd.program.escape_debug());
                 let prepared = confinement
                     .prepare(&what, &format!("under [tools.{}]", self.tool))
-                    .map_err(|e| RunError::Denied(e.0))?;
+                    .map_err(|e| RunRefusal::Denied(e.0))?;
                 if confinement.keeps_read_only(&cwd) {
-                    return Err(RunError::Denied(format!(
+                    return Err(RunRefusal::Denied(format!(
                         "the working directory `{}` is toolcell's own, which programs may not change: `{}` was not run\n  fix: run it in another folder of the workspace",
                         cmd.cwd.escape_debug(),
                         cmd.program.escape_debug()
@@ -74,14 +74,20 @@ impl ProcessPolicy {
             .saturating_duration_since(Instant::now())
             .saturating_sub(REPORT_MARGIN + STOP_GRACE);
         if left.is_zero() {
-            return Err(RunError::Failed(format!(
+            return Err(RunRefusal::Failed(format!(
                 "no time is left of the tool's own time limit to run a program\n  fix: the user can raise it: [tools.{}] timeout_ms",
                 self.tool
             )));
         }
         let limit = match cmd.timeout_ms {
-            0 => left,
-            ms => Duration::from_millis(ms.into()).min(left),
+            None => left,
+            Some(0) => {
+                return Err(RunRefusal::Failed(format!(
+                    "a timeout of 0 ms leaves `{}` no time to run\n  fix: give none for the tool's own limit, or a number of milliseconds",
+                    cmd.program.escape_debug()
+                )));
+            }
+            Some(ms) => Duration::from_millis(ms.into()).min(left),
         };
 
         let started = Instant::now();
@@ -107,7 +113,7 @@ impl ProcessPolicy {
                 None
             }
             Err(e) => {
-                return Err(RunError::Denied(format!(
+                return Err(RunRefusal::Denied(format!(
                     "the working directory `{}` changed while it was checked ({e})",
                     cmd.cwd.escape_debug()
                 )));
@@ -132,7 +138,7 @@ impl ProcessPolicy {
         let spawned = command.spawn();
         drop(folder);
         let mut running = spawned.map_err(|e| {
-            RunError::Failed(format!("`{}` could not be started: {e}", cmd.program))
+            RunRefusal::Failed(format!("`{}` could not be started: {e}", cmd.program))
         })?;
         let group = running.id().and_then(|pid| i32::try_from(pid).ok());
         if let Some(group) = group {
@@ -167,7 +173,7 @@ impl ProcessPolicy {
         let (status, timed_out) = match finished {
             Ok(Ok(status)) => (Some(status), false),
             Ok(Err(e)) => {
-                return Err(RunError::Failed(format!(
+                return Err(RunRefusal::Failed(format!(
                     "waiting for `{}` failed: {e}",
                     cmd.program
                 )));
@@ -190,9 +196,14 @@ impl ProcessPolicy {
                 (status, true)
             }
         };
-        Ok(Output {
-            exit_code: status.and_then(|s| s.code()),
-            signal: status.and_then(|s| s.signal()),
+        // A status the wait could not give: the host ended the group.
+        let ended = match status.map(|s| (s.code(), s.signal())) {
+            Some((Some(code), _)) => Ending::Exited(code),
+            Some((None, Some(signal))) => Ending::Killed(signal),
+            _ => Ending::Killed(libc::SIGKILL),
+        };
+        Ok(RunOutput {
+            ended,
             truncated: out.truncated() || err.truncated(),
             stdout: out.text(),
             stderr: err.text(),
@@ -203,8 +214,8 @@ impl ProcessPolicy {
 }
 
 impl Host for super::cell::CellState {
-    async fn run(&mut self, cmd: Command) -> Result<Output, RunError> {
-        self.process.run(cmd).await
+    async fn run(&mut self, request: RunRequest) -> Result<RunOutput, RunRefusal> {
+        self.process.run(request).await
     }
 }
 
@@ -333,5 +344,39 @@ mod tests {
         assert!(!text.contains('\u{fffd}'));
         assert!(text.contains(" bytes left out …]"));
         assert!(text.len() <= MAX_STREAM_BYTES + 64);
+    }
+
+    fn policy_over(dir: &std::path::Path) -> ProcessPolicy {
+        let root = crate::registry::grant::Preopen {
+            host: dir.canonicalize().unwrap(),
+            guest: ".".into(),
+            writable: true,
+        };
+        let mut policy = ProcessPolicy::new("run_command", vec!["true".into()], vec![root]);
+        policy.start_clock(Instant::now() + Duration::from_secs(30));
+        policy
+    }
+
+    fn request(timeout_ms: Option<u32>) -> RunRequest {
+        RunRequest {
+            program: "true".into(),
+            args: Vec::new(),
+            cwd: ".".into(),
+            timeout_ms,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_run_ends_as_a_variant_and_a_zero_timeout_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let policy = policy_over(dir.path());
+        let ran = policy.run(request(None)).await.unwrap();
+        assert!(matches!(ran.ended, Ending::Exited(0)), "{:?}", ran.ended);
+        assert!(!ran.timed_out);
+        let refused = policy.run(request(Some(0))).await.unwrap_err();
+        assert!(
+            matches!(&refused, RunRefusal::Failed(why) if why.contains("a timeout of 0 ms")),
+            "{refused:?}"
+        );
     }
 }

@@ -2,7 +2,7 @@
 //! on the host's PATH (never inside a root) or named by absolute path, each
 //! run in a folder inside a root. [`super::process`] runs what this allows.
 
-use super::bindings::toolcell::tool::process::RunError;
+use super::bindings::toolcell::tool::process::RunRefusal;
 use crate::contain::SandboxSetting;
 use crate::registry::grant::{Preopen, ToolGrant};
 use crate::util::child;
@@ -61,7 +61,7 @@ impl ProcessPolicy {
 
     /// What `program` in `cwd` would run, or why it would be refused: the
     /// same checks as a run, for the approval prompt.
-    pub fn resolve(&self, program: &str, cwd: &str) -> Result<Resolved, RunError> {
+    pub fn resolve(&self, program: &str, cwd: &str) -> Result<Resolved, RunRefusal> {
         let (found, program) = self.resolve_program(program)?;
         Ok(Resolved {
             program,
@@ -76,7 +76,7 @@ impl ProcessPolicy {
 
     /// The real path of `program`, if it is granted and found outside the
     /// roots (a link inside a root, or one leading into a root, is not used).
-    fn resolve_program(&self, program: &str) -> Result<(PathBuf, PathBuf), RunError> {
+    fn resolve_program(&self, program: &str) -> Result<(PathBuf, PathBuf), RunRefusal> {
         let shown = program.escape_debug();
         if !self.programs.iter().any(|p| p == program) {
             let granted = if self.programs.is_empty() {
@@ -84,7 +84,7 @@ impl ProcessPolicy {
             } else {
                 format!("it may run only {}", self.programs.join(", "))
             };
-            return Err(RunError::Denied(format!(
+            return Err(RunRefusal::Denied(format!(
                 "not granted: `{shown}` was not run ({granted})\n  fix: the user can grant it in toolcell.toml: [tools.{}] process = [\"{shown}\"]",
                 self.tool
             )));
@@ -105,16 +105,16 @@ impl ProcessPolicy {
                     .join(", ")
             ),
         };
-        Err(RunError::NotFound(format!(
+        Err(RunRefusal::NotFound(format!(
             "`{shown}` is granted but no executable of that name was found on PATH outside the workspace{skipped}\n  fix: install it, or grant its absolute path"
         )))
     }
 
     /// The host folder for `cwd`, a workspace-relative path inside a root.
-    fn resolve_cwd(&self, cwd: &str) -> Result<PathBuf, RunError> {
+    fn resolve_cwd(&self, cwd: &str) -> Result<PathBuf, RunRefusal> {
         let shown = cwd.escape_debug();
         let Some(first) = self.roots.first() else {
-            return Err(RunError::Denied(
+            return Err(RunRefusal::Denied(
                 "this tool sees no workspace folder (fs = \"none\"), so it has nowhere to run a program"
                     .into(),
             ));
@@ -126,7 +126,7 @@ impl ProcessPolicy {
                 Component::Normal(part) => parts.push(part),
                 Component::CurDir => {}
                 Component::RootDir | Component::Prefix(_) | Component::ParentDir => {
-                    return Err(RunError::Denied(format!(
+                    return Err(RunRefusal::Denied(format!(
                         "the working directory `{shown}` is outside the workspace\n  fix: give a folder relative to the workspace, such as \".\" or \"src\""
                     )));
                 }
@@ -150,20 +150,20 @@ impl ProcessPolicy {
             .fold(root.host.clone(), |path, part| path.join(part));
         let real = joined.canonicalize().map_err(|e| match e.kind() {
             std::io::ErrorKind::NotFound => {
-                RunError::NotFound(format!("the working directory `{shown}` does not exist"))
+                RunRefusal::NotFound(format!("the working directory `{shown}` does not exist"))
             }
-            _ => RunError::Failed(format!(
+            _ => RunRefusal::Failed(format!(
                 "the working directory `{shown}` cannot be used: {e}"
             )),
         })?;
         // A symlink inside the workspace must not lead out of it.
         if !self.roots.iter().any(|r| real.starts_with(&r.host)) {
-            return Err(RunError::Denied(format!(
+            return Err(RunRefusal::Denied(format!(
                 "the working directory `{shown}` leads outside the workspace (through a link)"
             )));
         }
         if !real.is_dir() {
-            return Err(RunError::Failed(format!(
+            return Err(RunRefusal::Failed(format!(
                 "the working directory `{shown}` is not a folder"
             )));
         }

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 use toolcell_guest::ToolError;
-use toolcell_guest::bindings::toolcell::tool::process::{self, Command, RunError};
+use toolcell_guest::bindings::toolcell::tool::process::{self, Ending, RunRefusal, RunRequest};
 
 /// How long a program may run unless the call says otherwise.
 const DEFAULT_TIMEOUT_S: u32 = 60;
@@ -54,17 +54,21 @@ fn run(args: Args) -> Result<Ran, ToolError> {
     }
     let cwd = args.cwd.unwrap_or_else(|| ".".into());
     let timeout_s = args.timeout_s.unwrap_or(DEFAULT_TIMEOUT_S);
-    let output = process::run(&Command {
+    let output = process::run(&RunRequest {
         program: args.program.clone(),
         args: args.args.clone(),
         cwd: cwd.clone(),
-        timeout_ms: timeout_s.saturating_mul(1000),
+        timeout_ms: Some(timeout_s.saturating_mul(1000)),
     })
-    .map_err(|error| match error {
-        RunError::Denied(why) => ToolError::Denied(why),
-        RunError::NotFound(why) => ToolError::NotFound(why),
-        RunError::Failed(why) => ToolError::Failed(why),
+    .map_err(|refusal| match refusal {
+        RunRefusal::Denied(why) => ToolError::Denied(why),
+        RunRefusal::NotFound(why) => ToolError::NotFound(why),
+        RunRefusal::Failed(why) => ToolError::Failed(why),
     })?;
+    let (exit_code, signal) = match output.ended {
+        Ending::Exited(code) => (Some(code), None),
+        Ending::Killed(signal) => (None, Some(signal)),
+    };
     // When the host already dropped part of the output, the count below is
     // a lower bound: say so.
     let more = if output.truncated { "at least " } else { "" };
@@ -81,8 +85,8 @@ fn run(args: Args) -> Result<Ran, ToolError> {
     Ok(Ran {
         argv,
         cwd,
-        exit_code: output.exit_code,
-        signal: output.signal,
+        exit_code,
+        signal,
         stdout,
         stderr,
         timed_out: output.timed_out,
