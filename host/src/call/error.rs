@@ -1,6 +1,7 @@
 //! Why a call gave no result: [`CallError`] for what the call path refuses
 //! or a run fails with, and [`ErrorKind`], the one list of the kinds that
-//! reach a model, a script, `--json` output or the run record.
+//! reach a model, a script (`#{kind, message}` errors a workflow catches),
+//! `--json` output or the run record.
 
 use crate::mcp::result::McpCallError;
 use crate::sandbox::{RunError, ToolErrorKind};
@@ -43,11 +44,21 @@ pub enum ErrorKind {
     InvalidResult,
     /// An external MCP server failed (crashed, answered garbage).
     ServerFailed,
+    /// A workflow's model call failed (the server, or the model's answer).
+    Model,
+    /// A workflow's agent ran out of rounds before it answered.
+    Incomplete,
+    /// A model's answer is not the JSON a workflow asked for.
+    InvalidOutput,
+    /// Text a workflow gave `from_json` is not JSON.
+    InvalidJson,
+    /// A value nests deeper than the host takes.
+    TooDeep,
 }
 
 impl ErrorKind {
     /// Every kind, for checks and documentation.
-    pub const ALL: [ErrorKind; 17] = [
+    pub const ALL: [ErrorKind; 22] = [
         ErrorKind::UnknownTool,
         ErrorKind::Disabled,
         ErrorKind::InvalidArgs,
@@ -65,6 +76,11 @@ impl ErrorKind {
         ErrorKind::OutputTooLarge,
         ErrorKind::InvalidResult,
         ErrorKind::ServerFailed,
+        ErrorKind::Model,
+        ErrorKind::Incomplete,
+        ErrorKind::InvalidOutput,
+        ErrorKind::InvalidJson,
+        ErrorKind::TooDeep,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -86,6 +102,11 @@ impl ErrorKind {
             ErrorKind::OutputTooLarge => "output-too-large",
             ErrorKind::InvalidResult => "invalid-result",
             ErrorKind::ServerFailed => "server-failed",
+            ErrorKind::Model => "model",
+            ErrorKind::Incomplete => "incomplete",
+            ErrorKind::InvalidOutput => "invalid-output",
+            ErrorKind::InvalidJson => "invalid-json",
+            ErrorKind::TooDeep => "too-deep",
         }
     }
 

@@ -64,9 +64,13 @@ pub struct HostContext {
 type Fallible<T> = Result<T, Box<EvalAltResult>>;
 
 /// A catchable error for the script: `#{kind, message}` plus extra fields.
-fn thrown(kind: &str, message: impl Into<String>, extra: &[(&str, &str)]) -> Box<EvalAltResult> {
+fn thrown(
+    kind: ErrorKind,
+    message: impl Into<String>,
+    extra: &[(&str, &str)],
+) -> Box<EvalAltResult> {
     let mut map = Map::new();
-    map.insert("kind".into(), kind.into());
+    map.insert("kind".into(), kind.as_str().into());
     map.insert("message".into(), message.into().into());
     for (k, v) in extra {
         map.insert((*k).into(), (*v).into());
@@ -126,7 +130,7 @@ impl HostContext {
         let fitted = self
             .runtime
             .block_on(connect_fitted(model, self.store.as_deref()))
-            .map_err(|e| thrown("model", e.to_string(), &[]))?;
+            .map_err(|e| thrown(ErrorKind::Model, e.to_string(), &[]))?;
         for notice in &fitted.notices {
             (self.output)("info", notice);
         }
@@ -159,7 +163,7 @@ impl HostContext {
         let args = to_json(args, &format!("the arguments of `{name}`"))?;
         if !args.is_object() {
             return Err(thrown(
-                "invalid-args",
+                ErrorKind::InvalidArgs,
                 format!("the arguments of `{name}` must be a map, like #{{path: \"notes.md\"}}"),
                 &[("tool", name)],
             ));
@@ -193,11 +197,7 @@ impl HostContext {
                     kind: ErrorKind::Failed,
                     message: result.content,
                 });
-                Err(thrown(
-                    error.kind.as_str(),
-                    error.message,
-                    &[("tool", name)],
-                ))
+                Err(thrown(error.kind, error.message, &[("tool", name)]))
             }
         }
     }
@@ -207,7 +207,7 @@ impl HostContext {
         if let Some(name) = options.get("model") {
             model.name = Some(name.clone().into_string().map_err(|t| {
                 thrown(
-                    "invalid-args",
+                    ErrorKind::InvalidArgs,
                     format!("`model` must be a string, not {t}"),
                     &[],
                 )
@@ -221,7 +221,7 @@ impl HostContext {
         let known: BTreeSet<&str> = ["tools", "model", "max_rounds", "calls"].into();
         if let Some(bad) = options.keys().find(|k| !known.contains(k.as_str())) {
             return Err(thrown(
-                "invalid-args",
+                ErrorKind::InvalidArgs,
                 format!(
                     "agent() has no option `{bad}`; the options are tools, model, max_rounds, calls"
                 ),
@@ -236,7 +236,7 @@ impl HostContext {
             Some(list) => {
                 let list: Vec<String> = rhai::serde::from_dynamic(list).map_err(|_| {
                     thrown(
-                        "invalid-args",
+                        ErrorKind::InvalidArgs,
                         "`tools` must be an array of tool names",
                         &[],
                     )
@@ -245,7 +245,7 @@ impl HostContext {
                 if let Some(bad) = list.iter().find(|n| !offered.iter().any(|t| &t.name == *n)) {
                     let names: Vec<&str> = offered.iter().map(|t| t.name.as_str()).collect();
                     return Err(thrown(
-                        "unknown-tool",
+                        ErrorKind::UnknownTool,
                         format!(
                             "agent() cannot offer `{bad}`: the tools are {}",
                             names.join(", ")
@@ -265,7 +265,7 @@ impl HostContext {
                 .filter(|n| (1..=crate::config::agent::MAX_ROUNDS_LIMIT).contains(n))
                 .ok_or_else(|| {
                     thrown(
-                        "invalid-args",
+                        ErrorKind::InvalidArgs,
                         format!(
                             "`max_rounds` must be a number from 1 to {}",
                             crate::config::agent::MAX_ROUNDS_LIMIT
@@ -301,12 +301,12 @@ impl HostContext {
             Outcome::Cancelled => return Err(stop(CANCELLED)),
             Outcome::BudgetExhausted { rounds } => {
                 return Err(thrown(
-                    "incomplete",
+                    ErrorKind::Incomplete,
                     format!("the model used all {rounds} rounds without a final answer"),
                     &[],
                 ));
             }
-            Outcome::Failed(e) => return Err(thrown("model", e.to_string(), &[])),
+            Outcome::Failed(e) => return Err(thrown(ErrorKind::Model, e.to_string(), &[])),
         };
         if options.get("calls").and_then(|c| c.as_bool().ok()) == Some(true) {
             let calls: Vec<Value> = agent
@@ -371,7 +371,7 @@ impl HostContext {
                     );
                     self.sleep_ms(wait.as_millis() as i64)?;
                 }
-                Some(Err(e)) => return Err(thrown("model", e.to_string(), &[])),
+                Some(Err(e)) => return Err(thrown(ErrorKind::Model, e.to_string(), &[])),
             }
         }
     }
@@ -392,7 +392,7 @@ impl HostContext {
         let schema = to_json(schema, "the schema passed to llm_json")?;
         let validator = jsonschema::validator_for(&schema).map_err(|e| {
             thrown(
-                "invalid-args",
+                ErrorKind::InvalidArgs,
                 format!("the schema is not a valid JSON Schema: {e}"),
                 &[],
             )
@@ -436,7 +436,7 @@ impl HostContext {
             )));
         }
         Err(thrown(
-            "invalid-output",
+            ErrorKind::InvalidOutput,
             format!("the model's answer did not fit the schema twice: {last_problem}"),
             &[],
         ))
@@ -446,7 +446,7 @@ impl HostContext {
     pub fn sleep_ms(&self, ms: i64) -> Fallible<()> {
         if ms < 0 {
             return Err(thrown(
-                "invalid-args",
+                ErrorKind::InvalidArgs,
                 "sleep() takes a number of milliseconds from 0",
                 &[],
             ));
@@ -454,7 +454,7 @@ impl HostContext {
         let wait = Duration::from_millis(ms as u64);
         if wait > MAX_SLEEP {
             return Err(thrown(
-                "invalid-args",
+                ErrorKind::InvalidArgs,
                 format!(
                     "sleep() waits at most {} ms at a time",
                     MAX_SLEEP.as_millis()
@@ -479,7 +479,7 @@ impl HostContext {
     pub fn env(&self, name: &str) -> Fallible<Dynamic> {
         if !self.env_allowed.contains(name) {
             return Err(thrown(
-                "denied",
+                ErrorKind::Denied,
                 format!(
                     "the workflow may not read `{name}`: list it in `env` under [workflow] in toolcell.toml"
                 ),
@@ -509,7 +509,7 @@ fn json_parse_error(e: serde_json::Error) -> Box<EvalAltResult> {
     // serde_json has no error category for it, only this message.
     if e.to_string().starts_with("recursion limit exceeded") {
         return thrown(
-            values::TOO_DEEP,
+            ErrorKind::TooDeep,
             format!(
                 "the text given to json_parse nests arrays and objects deeper than {MAX_JSON_DEPTH} levels (at its line {}, column {}); flatten it or parse it in parts",
                 e.line(),
@@ -518,7 +518,7 @@ fn json_parse_error(e: serde_json::Error) -> Box<EvalAltResult> {
             &[],
         );
     }
-    thrown("invalid-json", e.to_string(), &[])
+    thrown(ErrorKind::InvalidJson, e.to_string(), &[])
 }
 
 /// Registers the host functions on `engine`.
@@ -553,7 +553,7 @@ pub fn register(engine: &mut Engine, host: &Arc<HostContext>) {
         move |level: &str, message: Dynamic| -> Fallible<()> {
             if !matches!(level, "debug" | "info" | "warn" | "error") {
                 return Err(thrown(
-                    "invalid-args",
+                    ErrorKind::InvalidArgs,
                     format!("log level `{level}` is not one of debug, info, warn, error"),
                     &[],
                 ));
@@ -584,7 +584,7 @@ pub fn register(engine: &mut Engine, host: &Arc<HostContext>) {
     });
     engine.register_fn("format_time", |ms: i64, format: &str| -> Fallible<String> {
         let at = jiff::Timestamp::from_millisecond(ms)
-            .map_err(|e| thrown("invalid-args", e.to_string(), &[]))?;
+            .map_err(|e| thrown(ErrorKind::InvalidArgs, e.to_string(), &[]))?;
         Ok(at
             .to_zoned(jiff::tz::TimeZone::system())
             .strftime(format)

@@ -11,6 +11,7 @@
 //! limit, and a value past it is refused with a catchable error before any
 //! unbounded recursion starts.
 
+use crate::call::error::ErrorKind;
 use rhai::{Array, Dynamic, EvalAltResult, Map};
 use serde_json::Value;
 
@@ -29,9 +30,6 @@ pub struct TooDeep {
     /// What the value is, for the message ("the value passed to json_stringify").
     pub what: String,
 }
-
-/// The error kind scripts see (`e.kind` in a `catch`).
-pub const TOO_DEEP: &str = "too-deep";
 
 /// Whether `value` nests arrays and maps more than `limit` levels deep;
 /// looks no deeper than `limit + 1` levels.
@@ -88,7 +86,7 @@ pub fn to_dynamic(value: &Value, what: &str) -> Result<Dynamic, Box<EvalAltResul
 pub fn too_deep(what: &str) -> Box<EvalAltResult> {
     let message = TooDeep { what: what.into() }.to_string();
     let mut map = Map::new();
-    map.insert("kind".into(), TOO_DEEP.into());
+    map.insert("kind".into(), ErrorKind::TooDeep.as_str().into());
     map.insert("message".into(), message.into());
     EvalAltResult::ErrorRuntime(map.into(), rhai::Position::NONE).into()
 }
@@ -155,7 +153,7 @@ mod tests {
             panic!("not a catchable error: {error}");
         };
         let thrown = thrown.cast::<Map>();
-        assert_eq!(thrown["kind"].to_string(), TOO_DEEP);
+        assert_eq!(thrown["kind"].to_string(), ErrorKind::TooDeep.as_str());
         let message = thrown["message"].to_string();
         assert!(
             message.starts_with(
