@@ -205,7 +205,14 @@ impl<'a> ToolRunner<'a> {
         view: &mut dyn AgentView,
         cancel: &CancellationToken,
     ) -> CallResult {
-        let own_run = self.start_own_run(call);
+        // A call of its own run that may change something is recorded as it
+        // goes; one that changes nothing after it answered.
+        let later = matches!(self.record, Record::OwnRun { .. }) && !self.changes_something(call);
+        let own_run = if later {
+            None
+        } else {
+            self.start_own_run(call)
+        };
         let recorded_now = match (self.record, own_run) {
             (Record::InRun(rec), _) => Some(rec),
             (_, Some(run)) => self.store().map(|store| Recording { store, run }),
@@ -219,7 +226,11 @@ impl<'a> ToolRunner<'a> {
         });
         let mut result = match request {
             Request::Answered(result) => result,
-            Request::Run(args) => self.admit_and_run(call, &args, view, cancel).await,
+            Request::Run(args) => {
+                // What it replaces is kept only where it is recorded.
+                let keep = recorded_now.is_some();
+                self.admit_and_run(call, &args, keep, view, cancel).await
+            }
         };
         if let Some(limit) = self.result_limit {
             result.content = cut_result(std::mem::take(&mut result.content), limit);
@@ -230,9 +241,10 @@ impl<'a> ToolRunner<'a> {
             Some(result.duration),
             Some(&one_line(&result.content, SUMMARY_CHARS)),
         );
-        match (recorded_now, row) {
-            (Some(rec), Some(row)) => self.finish(call, rec, row, &mut result),
-            _ => self.record_later(call, &result),
+        if let (Some(rec), Some(row)) = (recorded_now, row) {
+            self.finish(call, rec, row, &mut result);
+        } else if later {
+            self.record_later(call, &result);
         }
         if let (Some(run), Some(store)) = (own_run, self.store()) {
             let error = result.error.as_ref().map(|e| e.message.as_str());
@@ -243,11 +255,13 @@ impl<'a> ToolRunner<'a> {
         result
     }
 
-    /// Admits, approves and runs `call` with its `args`.
+    /// Admits, approves and runs `call` with its `args`; with `keep`, takes
+    /// what a file-changing built-in call will replace, for undo.
     async fn admit_and_run(
         &self,
         call: &ToolCall,
         args: &Value,
+        keep: bool,
         view: &mut dyn AgentView,
         cancel: &CancellationToken,
     ) -> CallResult {
@@ -272,9 +286,10 @@ impl<'a> ToolRunner<'a> {
             }
         }
         view.call_status(call, CallStatus::Running, None, None);
-        let snapshot = match (self.record, admitted.entry.source) {
-            (Record::Nothing, _) => None,
-            (_, ToolSource::BuiltIn) => Snapshot::take(self.dispatcher.config(), &call.name, args),
+        let snapshot = match admitted.entry.source {
+            ToolSource::BuiltIn if keep => {
+                Snapshot::take(self.dispatcher.config(), &call.name, args)
+            }
             _ => None,
         };
         let outcome = tokio::select! {
@@ -291,12 +306,13 @@ impl<'a> ToolRunner<'a> {
                 },
                 value: Some(value),
                 snapshot,
+                // Only a result says it ran in a cell built ahead.
+                built_ahead: outcome.built_ahead,
                 ..CallResult::answered_by_host(Value::Null, started)
             },
             Err(error) => CallResult::from_error(&error, started),
         };
         result.decided = decided;
-        result.built_ahead = outcome.built_ahead;
         result.stdout = outcome.stdout;
         result.stderr = outcome.stderr;
         result.duration = started.elapsed();
@@ -317,9 +333,6 @@ impl<'a> ToolRunner<'a> {
         let Record::OwnRun { store, kind, .. } = self.record else {
             return None;
         };
-        if !self.changes_something(call) {
-            return None;
-        }
         store
             .start_run(kind, &run_title(kind, call), None)
             .map_err(|e| tracing::warn!("cannot record a call's run: {e:#}"))

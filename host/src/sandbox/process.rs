@@ -196,12 +196,12 @@ impl ProcessPolicy {
                 (status, true)
             }
         };
-        // A status the wait could not give: the host ended the group.
-        let ended = match status.map(|s| (s.code(), s.signal())) {
-            Some((Some(code), _)) => Ending::Exited(code),
-            Some((None, Some(signal))) => Ending::Killed(signal),
-            _ => Ending::Killed(libc::SIGKILL),
-        };
+        // None: the wait gave no status after the program was stopped.
+        let ended = status.and_then(|s| match (s.code(), s.signal()) {
+            (Some(code), _) => Some(Ending::Exited(code)),
+            (None, Some(signal)) => Some(Ending::Killed(signal)),
+            (None, None) => None,
+        });
         Ok(RunOutput {
             ended,
             truncated: out.truncated() || err.truncated(),
@@ -371,7 +371,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let policy = policy_over(dir.path());
         let ran = policy.run(request(None)).await.unwrap();
-        assert!(matches!(ran.ended, Ending::Exited(0)), "{:?}", ran.ended);
+        assert!(
+            matches!(ran.ended, Some(Ending::Exited(0))),
+            "{:?}",
+            ran.ended
+        );
         assert!(!ran.timed_out);
         let refused = policy.run(request(Some(0))).await.unwrap_err();
         assert!(

@@ -66,8 +66,9 @@ fn run(args: Args) -> Result<Ran, ToolError> {
         RunRefusal::Failed(why) => ToolError::Failed(why),
     })?;
     let (exit_code, signal) = match output.ended {
-        Ending::Exited(code) => (Some(code), None),
-        Ending::Killed(signal) => (None, Some(signal)),
+        Some(Ending::Exited(code)) => (Some(code), None),
+        Some(Ending::Killed(signal)) => (None, Some(signal)),
+        None => (None, None),
     };
     // When the host already dropped part of the output, the count below is
     // a lower bound: say so.
