@@ -56,7 +56,7 @@ impl AgentConfig {
             if !(1..=MAX_ROUNDS_LIMIT).contains(&rounds) {
                 return Err(at.problem(
                     Some("max_rounds"),
-                    format!("{rounds} is out of range"),
+                    format!("agent.max_rounds = {rounds} is out of range"),
                     format!("use a value from 1 to {MAX_ROUNDS_LIMIT}"),
                 ));
             }

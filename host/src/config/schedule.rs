@@ -227,8 +227,13 @@ impl DaemonConfig {
     pub fn from_raw(raw: RawDaemonConfig, at: &Table) -> Result<Self, Problem> {
         let mut config = Self::default();
         if let Some(grace) = raw.grace {
-            config.grace = parse_duration(&grace)
-                .map_err(|e| at.problem(Some("grace"), e, "write it like \"30s\" or \"2m\""))?;
+            config.grace = parse_duration(&grace).map_err(|e| {
+                at.problem(
+                    Some("grace"),
+                    format!("daemon.grace {e}"),
+                    "write it like \"30s\" or \"2m\"",
+                )
+            })?;
         }
         if let Some(days) = raw.keep_runs_days {
             config.keep_runs_days = days;

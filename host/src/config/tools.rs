@@ -110,7 +110,7 @@ impl ToolSettings {
             match value {
                 Some(v) if !range.contains(&v) => Err(at.problem(
                     Some(key),
-                    format!("{v} is out of range"),
+                    format!("{}.{key} = {v} is out of range", at.name),
                     format!("use a value from {} to {}", range.start(), range.end()),
                 )),
                 other => Ok(other),
@@ -158,7 +158,7 @@ impl ToolSettings {
             return Err(at
                 .problem(
                     Some(key),
-                    "`sandbox`, `read` and `write` apply to the programs a tool runs, and it is granted none",
+                    format!("{}: `sandbox`, `read` and `write` apply to the programs a tool runs, and it is granted none", at.name),
                     "grant programs with `process = [...]` first, or remove them",
                 )
                 );
@@ -174,7 +174,7 @@ impl ToolSettings {
             return Err(at
                 .problem(
                     Some("process"),
-                    why,
+                    format!("{}.process: {why}", at.name),
                     format!(
                         "grant programs one by one, by name or absolute path, such as \"git\" or \"/usr/bin/make\" (`{}` is not one)",
                         bad.escape_debug()
@@ -190,7 +190,7 @@ impl ToolSettings {
             return Err(at
                 .problem(
                     Some("network"),
-                    why,
+                    format!("{}.network: {why}", at.name),
                     format!("grant hosts such as \"api.example.com\", \"*.example.org\" or \"127.0.0.1:8080\" (`{bad}` is not one)"),
                 )
                 );
@@ -198,7 +198,10 @@ impl ToolSettings {
         if let Some(bad) = settings.env.iter().find(|n| !is_env_name(n)) {
             return Err(at.problem(
                 Some("env"),
-                format!("`{bad}` is not an environment variable name"),
+                format!(
+                    "{}.env: `{bad}` is not an environment variable name",
+                    at.name
+                ),
                 "list names such as \"API_TOKEN\"",
             ));
         }

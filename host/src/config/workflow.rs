@@ -74,7 +74,7 @@ impl WorkflowConfig {
             if s == 0 {
                 return Err(at.problem(
                     Some("timeout_s"),
-                    "0 is no time to run in",
+                    "workflow.timeout_s must be above 0",
                     "give the seconds a workflow may run, above 0",
                 ));
             }
@@ -89,7 +89,7 @@ impl WorkflowConfig {
         if let Some(bad) = raw.env.iter().find(|n| !crate::util::names::is_env_name(n)) {
             return Err(at.problem(
                 Some("env"),
-                format!("`{bad}` is not an environment variable name"),
+                format!("workflow.env: `{bad}` is not an environment variable name"),
                 "list names such as \"HOME\"",
             ));
         }
