@@ -6,7 +6,7 @@
 //!    OpenAI SSE answer (content pieces and tool-call fragments, as the
 //!    servers send them), fed in 16 KiB network-sized chunks, in MB/s.
 //! 2. Host overhead of one agent round against an instant fake model server
-//!    on 127.0.0.1, with 20 tools registered (the 8 built-in ones and 12
+//!    on 127.0.0.1, with the built-in tools registered and 12
 //!    copies of a no-op tool): a round that answers at once (request build,
 //!    HTTP, stream parse), and a round in which the model calls the no-op
 //!    tool once (plus schema validation, policy, the call in its cell and
@@ -138,12 +138,15 @@ fn parsing() {
     }
 }
 
-/// A workspace with 12 extra no-op tools (20 in all).
+/// No-op tools added to the built-in ones.
+const EXTRA_TOOLS: usize = 12;
+
+/// A workspace with the built-in tools and [`EXTRA_TOOLS`] no-op ones.
 fn workspace() -> (tempfile::TempDir, WorkspaceConfig, Registry) {
     let dir = tempfile::tempdir().expect("temp dir");
     let noop = fixture::noop();
     let tools = dir.path().join(".toolcell/tools");
-    for i in 0..12 {
+    for i in 0..EXTRA_TOOLS {
         let folder = tools.join(format!("noop_{i}"));
         std::fs::create_dir_all(&folder).unwrap();
         let manifest = std::fs::read_to_string(noop.folder.join("tool.toml")).unwrap();
@@ -156,7 +159,13 @@ fn workspace() -> (tempfile::TempDir, WorkspaceConfig, Registry) {
     }
     let config = WorkspaceConfig::default_for(dir.path()).unwrap();
     let registry = Registry::load(None, &config.workspace_tools_dir());
-    assert_eq!(registry.names().len(), 20, "{:?}", registry.problems());
+    let builtin = toolcell_builtin_count();
+    assert_eq!(
+        registry.names().len(),
+        builtin + EXTRA_TOOLS,
+        "{:?}",
+        registry.problems()
+    );
     (dir, config, registry)
 }
 
@@ -298,7 +307,8 @@ fn agent_rounds(filter_tools_above: usize, label: &str) {
         median(raw_p50),
     );
     println!(
-        "agent round against an instant fake Ollama server, 20 tools, {label} (p50, median of {REPEATS}):"
+        "agent round against an instant fake Ollama server, {} tools, {label} (p50, median of {REPEATS}):",
+        toolcell_builtin_count() + EXTRA_TOOLS
     );
     println!(
         "  plain HTTP exchange, no host (baseline) {:>6.0} µs",
@@ -334,4 +344,9 @@ fn median(values: Vec<Duration>) -> Duration {
 
 fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
+}
+
+/// The built-in tools every workspace has.
+fn toolcell_builtin_count() -> usize {
+    toolcell::tool::builtin::BUILTIN_TOOLS.len()
 }

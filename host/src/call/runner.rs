@@ -72,7 +72,9 @@ pub struct Failure {
 #[derive(Debug)]
 pub struct CallResult {
     /// The result as text for a model: the JSON result, or `error (kind): …`;
-    /// cut to the runner's `result_limit`, as recorded.
+    /// cut to the runner's `result_limit`, as recorded. Left empty for a
+    /// successful call of a runner that records nothing and shows nobody
+    /// (`tools call`, benchmarks): read `value` there.
     pub content: String,
     /// The result value, when the call succeeded.
     pub value: Option<Value>,
@@ -232,14 +234,30 @@ impl<'a> ToolRunner<'a> {
                 self.admit_and_run(call, &args, keep, view, cancel).await
             }
         };
+        // The result's text: for the record, the limit and the view; a
+        // runner that records nothing and shows nobody leaves it unmade.
+        let wants_text = !matches!(self.record, Record::Nothing)
+            || self.result_limit.is_some()
+            || view.shows_results();
+        if wants_text
+            && let Some(value) = result.value.as_ref().filter(|_| result.content.is_empty())
+        {
+            result.content = match value {
+                Value::String(text) => text.clone(),
+                other => other.to_string(),
+            };
+        }
         if let Some(limit) = self.result_limit {
             result.content = cut_result(std::mem::take(&mut result.content), limit);
         }
+        let summary = view
+            .shows_results()
+            .then(|| one_line(&result.content, SUMMARY_CHARS));
         view.call_status(
             call,
             result.status,
             Some(result.duration),
-            Some(&one_line(&result.content, SUMMARY_CHARS)),
+            summary.as_deref(),
         );
         if let (Some(rec), Some(row)) = (recorded_now, row) {
             self.finish(call, rec, row, &mut result);
@@ -300,10 +318,8 @@ impl<'a> ToolRunner<'a> {
         };
         let mut result = match outcome.result {
             Ok(value) => CallResult {
-                content: match &value {
-                    Value::String(text) => text.clone(),
-                    other => other.to_string(),
-                },
+                // Made from the value when it is wanted (see `run`).
+                content: String::new(),
                 value: Some(value),
                 snapshot,
                 // Only a result says it ran in a cell built ahead.

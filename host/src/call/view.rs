@@ -62,6 +62,12 @@ pub trait AgentView: Send {
 
     /// Something the user should know (a retry, dropped context).
     fn notice(&mut self, text: &str);
+
+    /// Whether [`AgentView::call_status`] shows a call's summary (its
+    /// result on one line): when it does not, none is made.
+    fn shows_results(&self) -> bool {
+        true
+    }
 }
 
 /// Characters of a call's arguments shown on its status line.
@@ -105,4 +111,8 @@ impl AgentView for Silent {
     fn stream(&mut self, _: StreamEvent<'_>) {}
     fn call_status(&mut self, _: &ToolCall, _: CallStatus, _: Option<Duration>, _: Option<&str>) {}
     fn notice(&mut self, _: &str) {}
+
+    fn shows_results(&self) -> bool {
+        false
+    }
 }

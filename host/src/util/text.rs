@@ -15,11 +15,15 @@ pub fn shorten(text: &str, max: usize) -> String {
 /// `text` on one line (newlines and tabs shown as spaces), cut to `max`
 /// characters.
 pub fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text
+    // Only the first `max + 1` characters decide what is shown (the rest
+    // is cut): a long result is not walked to its end.
+    let trimmed = text.trim_matches(|c: char| c.is_whitespace() || c.is_control());
+    let head: String = trimmed
         .chars()
+        .take(max.saturating_add(1))
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
-    shorten(flat.trim(), max)
+    shorten(&head, max)
 }
 
 /// Whether `c` is invisible or changes how text around it is shown on a
@@ -130,5 +134,11 @@ mod tests {
         assert_eq!(shorten("ééé", 2), "éé…");
         assert_eq!(shorten("abc", 3), "abc");
         assert_eq!(one_line("a\nb\tc", 10), "a b c");
+        assert_eq!(one_line(" \n abc \t\n", 10), "abc");
+        assert_eq!(one_line(&"x".repeat(500), 5), "xxxxx…");
+        assert_eq!(
+            one_line(&format!("{}{}x", "a".repeat(4), " ".repeat(50)), 5),
+            "aaaa …"
+        );
     }
 }
