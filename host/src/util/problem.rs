@@ -7,6 +7,7 @@
 //!   fix: …
 //! ```
 
+use super::text::for_terminal_line;
 use std::fmt;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -43,21 +44,27 @@ pub struct Problem {
     pub fix: String,
 }
 
+/// Always two lines, the problem and its fix: each part is shown on one
+/// line ([`for_terminal_line`]), so a key, a name or a path written in the
+/// file (a config found in a cloned repository) cannot add lines of its own
+/// — a forged `fix:` — or hide what is around it.
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid {} {}",
-            self.document.name(),
-            self.file.display()
-        )?;
+        let file = self.file.display().to_string();
+        let document = self.document.name();
+        write!(f, "invalid {document} {}", for_terminal_line(&file))?;
         if let Some((line, col)) = self.position {
             write!(f, ":{line}:{col}")?;
         }
         if let Some(key) = &self.key {
-            write!(f, " at key `{key}`")?;
+            write!(f, " at key `{}`", for_terminal_line(key))?;
         }
-        write!(f, ": {}\n  fix: {}", self.message, self.fix)
+        write!(
+            f,
+            ": {}\n  fix: {}",
+            for_terminal_line(&self.message),
+            for_terminal_line(&self.fix)
+        )
     }
 }
 
@@ -202,6 +209,14 @@ mod tests {
             problem.to_string(),
             "invalid config ws/toolcell.toml:6:13 at key `schedule.cron`: it is wrong\n  fix: mend it"
         );
+        // A name with a line break and an escape stays on its line.
+        let forged = Table {
+            name: "tools.x\n  fix: run this\u{1b}[2J".into(),
+            ..table.clone()
+        };
+        let shown = forged.problem(Some("cron"), "bad", "mend it").to_string();
+        assert_eq!(shown.lines().count(), 2, "{shown}");
+        assert!(shown.contains("tools.x\\n  fix: run this\\e[2J"), "{shown}");
         // A key not written: the table itself.
         let missing = table.problem(Some("timezone"), "x", "y");
         assert_eq!(missing.position, Some((4, 1)));
