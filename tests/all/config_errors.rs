@@ -3,7 +3,7 @@
 //! own value, the key, what is wrong and the fix. `BLESS=1` rewrites the
 //! expected files.
 
-use crate::harness::Workspace;
+use crate::harness::{Golden, Workspace};
 use std::path::Path;
 
 /// Cases at least: one per section of the config, and the grant a tool's
@@ -20,8 +20,7 @@ fn bad_configs_give_the_expected_errors() {
         .collect();
     cases.sort();
     assert!(cases.len() >= MIN_CASES, "golden cases missing: {cases:?}");
-    let bless = std::env::var_os("BLESS").is_some();
-    let mut failures = Vec::new();
+    let mut golden = Golden::new();
     for case in &cases {
         let name = case.file_stem().unwrap().to_string_lossy().to_string();
         let ws = Workspace::new();
@@ -35,21 +34,7 @@ fn bad_configs_give_the_expected_errors() {
             actual.contains("$DIR/toolcell.toml:") && actual.contains("fix: "),
             "{name}: every config problem names its file, line and fix: {actual}"
         );
-        let expected_file = case.with_extension("err");
-        if bless {
-            std::fs::write(&expected_file, &actual).unwrap();
-            continue;
-        }
-        let expected = std::fs::read_to_string(&expected_file).unwrap_or_default();
-        if expected != actual {
-            failures.push(format!(
-                "--- {name}: expected\n{expected}--- actual\n{actual}"
-            ));
-        }
+        golden.check(&name, &case.with_extension("err"), &actual);
     }
-    assert!(
-        failures.is_empty(),
-        "golden mismatches (rerun with BLESS=1 to accept):\n{}",
-        failures.join("\n")
-    );
+    golden.finish();
 }

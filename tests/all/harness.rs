@@ -201,3 +201,42 @@ impl Workspace {
         assert_eq!(run.code, 0, "installing the probe: {run:?}");
     }
 }
+
+/// Golden files: what a test printed against what it should print.
+/// `BLESS=1` rewrites the expected files instead of comparing.
+pub struct Golden {
+    bless: bool,
+    failures: Vec<String>,
+}
+
+impl Golden {
+    pub fn new() -> Self {
+        Self {
+            bless: std::env::var_os("BLESS").is_some(),
+            failures: Vec::new(),
+        }
+    }
+
+    /// Compares case `name`'s `actual` output with `expected_file`.
+    pub fn check(&mut self, name: &str, expected_file: &Path, actual: &str) {
+        if self.bless {
+            std::fs::write(expected_file, actual).expect("writing the expected file");
+            return;
+        }
+        let expected = std::fs::read_to_string(expected_file).unwrap_or_default();
+        if expected != actual {
+            self.failures.push(format!(
+                "--- {name}: expected\n{expected}--- actual\n{actual}"
+            ));
+        }
+    }
+
+    /// Fails the test if any case differed.
+    pub fn finish(self) {
+        assert!(
+            self.failures.is_empty(),
+            "golden mismatches (rerun with BLESS=1 to accept):\n{}",
+            self.failures.join("\n")
+        );
+    }
+}

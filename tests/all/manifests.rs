@@ -2,7 +2,7 @@
 //! `tests/ui/manifests/README.md`). `BLESS=1` rewrites the expected files.
 
 use crate::fixture;
-use crate::harness::Workspace;
+use crate::harness::{Golden, Workspace};
 use std::path::Path;
 
 #[test]
@@ -15,8 +15,7 @@ fn bad_manifests_give_the_expected_errors() {
         .collect();
     cases.sort();
     assert!(cases.len() >= 10, "golden cases missing: {cases:?}");
-    let bless = std::env::var_os("BLESS").is_some();
-    let mut failures = Vec::new();
+    let mut golden = Golden::new();
     for case in &cases {
         let name = case.file_name().unwrap().to_string_lossy().to_string();
         let ws = Workspace::new();
@@ -44,21 +43,7 @@ fn bad_manifests_give_the_expected_errors() {
                 .is_ok_and(|mut d| d.next().is_some()),
             "{name}: something was installed"
         );
-        let expected_file = case.join("expected.err");
-        if bless {
-            std::fs::write(&expected_file, &actual).unwrap();
-            continue;
-        }
-        let expected = std::fs::read_to_string(&expected_file).unwrap_or_default();
-        if expected != actual {
-            failures.push(format!(
-                "--- {name}: expected\n{expected}--- actual\n{actual}"
-            ));
-        }
+        golden.check(&name, &case.join("expected.err"), &actual);
     }
-    assert!(
-        failures.is_empty(),
-        "golden mismatches (rerun with BLESS=1 to accept):\n{}",
-        failures.join("\n")
-    );
+    golden.finish();
 }

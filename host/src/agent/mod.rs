@@ -429,10 +429,7 @@ impl<'a> Agent<'a> {
         let runner = ToolRunner {
             dispatcher: self.dispatcher,
             approver: self.approver,
-            record: match self.recording {
-                Some(rec) => Record::InRun(rec),
-                None => Record::Nothing,
-            },
+            record: Record::in_run(self.recording),
             result_limit: Some(context::tool_result_bytes(self.settings.num_ctx)),
         };
         let mut stopped = false;

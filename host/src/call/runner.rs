@@ -98,16 +98,8 @@ impl CallResult {
     pub fn refused(message: String, kind: ErrorKind, status: CallStatus, started: Instant) -> Self {
         Self {
             content: format!("error ({kind}): {message}"),
-            value: None,
-            status,
-            decided: Decided::NotAsked,
             error: Some(Failure { kind, message }),
-            duration: started.elapsed(),
-            quit: false,
-            built_ahead: false,
-            stdout: CapturedOutput::default(),
-            stderr: CapturedOutput::default(),
-            snapshot: None,
+            ..Self::ended(status, None, started)
         }
     }
 
@@ -115,8 +107,17 @@ impl CallResult {
     pub fn answered_by_host(value: Value, started: Instant) -> Self {
         Self {
             content: value.to_string(),
-            value: Some(value),
-            status: CallStatus::Done,
+            ..Self::ended(CallStatus::Done, Some(value), started)
+        }
+    }
+
+    /// A call that ended with `status` (and `value`), nobody asked, no
+    /// text made yet.
+    fn ended(status: CallStatus, value: Option<Value>, started: Instant) -> Self {
+        Self {
+            content: String::new(),
+            value,
+            status,
             decided: Decided::NotAsked,
             error: None,
             duration: started.elapsed(),
@@ -165,6 +166,13 @@ pub struct ToolRunner<'a> {
     /// The most of a result passed on and recorded, in bytes (the share of
     /// a model's context a result may take); `None`: all of it.
     pub result_limit: Option<usize>,
+}
+
+impl<'a> Record<'a> {
+    /// Each call a step of `recording`'s run, or not recorded without one.
+    pub fn in_run(recording: Option<Recording<'a>>) -> Self {
+        recording.map_or(Record::Nothing, Record::InRun)
+    }
 }
 
 impl<'a> ToolRunner<'a> {
@@ -317,14 +325,12 @@ impl<'a> ToolRunner<'a> {
             }
         };
         let mut result = match outcome.result {
+            // The text is made from the value when it is wanted (see `run`).
             Ok(value) => CallResult {
-                // Made from the value when it is wanted (see `run`).
-                content: String::new(),
-                value: Some(value),
                 snapshot,
                 // Only a result says it ran in a cell built ahead.
                 built_ahead: outcome.built_ahead,
-                ..CallResult::answered_by_host(Value::Null, started)
+                ..CallResult::ended(CallStatus::Done, Some(value), started)
             },
             Err(error) => CallResult::from_error(&error, started),
         };

@@ -219,15 +219,30 @@ mod tests {
     }
 
     #[test]
-    fn every_declared_tool_is_a_built_in_one() {
-        let names: Vec<&str> = crate::tool::builtin::BUILTIN_TOOLS
+    fn the_declared_tools_are_the_built_in_ones_that_change_something() {
+        let builtin: Vec<(String, bool)> = crate::tool::builtin::BUILTIN_TOOLS
             .iter()
-            .map(|tool| tool.crate_dir)
+            .map(|tool| {
+                let file = std::path::Path::new(tool.crate_dir).join("tool.toml");
+                let manifest = crate::tool::manifest::ToolManifest::parse(&file, tool.manifest)
+                    .expect("a built-in manifest");
+                (manifest.name, manifest.mutates)
+            })
             .collect();
-        for (tool, _) in BUILTIN_EFFECTS {
+        let declared: Vec<&str> = BUILTIN_EFFECTS.iter().map(|(tool, _)| *tool).collect();
+        for tool in &declared {
             assert!(
-                names.contains(tool),
-                "`{tool}` is no built-in tool: {names:?}"
+                builtin.iter().any(|(name, _)| name == tool),
+                "`{tool}` is no built-in tool: {builtin:?}"
+            );
+        }
+        // A built-in tool that changes something and is not declared would
+        // be approved without a preview and never undone.
+        for (name, mutates) in &builtin {
+            assert_eq!(
+                *mutates,
+                declared.contains(&name.as_str()),
+                "`{name}`: its manifest says mutates = {mutates}"
             );
         }
     }

@@ -177,10 +177,7 @@ impl HostContext {
         let runner = ToolRunner {
             dispatcher: &self.dispatcher,
             approver: self.approver.as_ref(),
-            record: match self.recording() {
-                Some(rec) => Record::InRun(rec),
-                None => Record::Nothing,
-            },
+            record: Record::in_run(self.recording()),
             result_limit: None,
         };
         let mut view = ScriptView(self.output.as_ref());
