@@ -23,6 +23,8 @@ fn main() {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let target_dir = out_dir.join("guest-target");
 
+    link_without_pie();
+
     let tools = tool_crates(&tools_dir);
     for path in ["wit", "Cargo.toml", "Cargo.lock", "guest"] {
         println!("cargo:rerun-if-changed={}", tools_dir.join(path).display());
@@ -99,6 +101,23 @@ fn main() {
         "cargo:rustc-env=TOOLCELL_GUEST_TARGET_DIR={}",
         target_dir.display()
     );
+}
+
+/// Links the `toolcell` binary as a position-dependent executable on Linux.
+///
+/// A position-independent one is relocated by the dynamic loader at every
+/// start: about 80,000 relocations writing 1.3 MB of pointers (vtables,
+/// tables of the compiler and the TLS stack), some 350 copy-on-write page
+/// faults, which took half of `toolcell --version` (3.6 ms against 1.7 ms,
+/// BENCHMARKS.md). The code stays position-independent; only the link is
+/// fixed, so the stack, the heap, the libraries and every mapping wasmtime
+/// makes (compiled tools, linear memories) are still placed at random.
+fn link_without_pie() {
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
+    if os == "linux" && env == "gnu" {
+        println!("cargo:rustc-link-arg-bins=-no-pie");
+    }
 }
 
 /// Tool crates: folders of `tools-wasm/` holding a `tool.toml`, sorted.

@@ -4,8 +4,9 @@
 //! `cargo bench -p toolcell --bench files`
 //!
 //! The tree: 20,000 files of about 10 KB (200 MB) in three folder levels,
-//! 1% of them containing a literal, some binaries, and a `node_modules`
-//! folder. Each case runs the `toolcell` binary (so process start-up is
+//! 1% of them containing a literal, 2% named `*.md`, some binaries, and a
+//! `node_modules` folder that an `.ignore` file lists. Needs `rg` and
+//! `fdfind` (Debian's `ripgrep` and `fd-find`). Each case runs the `toolcell` binary (so process start-up is
 //! included, as for the native command) [`RUNS`] times, alternating with the
 //! native command; medians are reported.
 
@@ -22,8 +23,11 @@ const NEEDLE_EVERY: usize = 100;
 const BINARY_EVERY: usize = 400;
 /// Files under node_modules (part of the 20,000).
 const NODE_MODULES_FILES: usize = 1_000;
+/// One file in this many is a `.md` (for the search by name).
+const DOC_EVERY: usize = 50;
 const NEEDLE: &str = "toolcell_needle_literal";
-const RUNS: usize = 5;
+/// Rounds per case: whole processes are noisy, the median of 9 less so.
+const RUNS: usize = 9;
 
 fn main() {
     let temp = tempfile::tempdir().unwrap();
@@ -50,16 +54,33 @@ fn main() {
         .unwrap();
     assert!(trusted.status.success(), "toolcell trust: {trusted:?}");
 
-    let search = format!(r#"{{"path": ".", "query": "{NEEDLE}", "max_results": 1000}}"#);
+    let content = format!(r#"{{"path": ".", "query": "{NEEDLE}", "max_results": 1000}}"#);
     compare(
         &root,
         &cache,
         "search_files content (literal in 1% of files)",
-        &["tools", "call", "search_files", "--args", &search],
-        "grep",
-        &["-rn", NEEDLE, "."],
+        &["tools", "call", "search_files", "--args", &content],
+        "rg",
+        &["-n", NEEDLE],
     );
-    let list = r#"{"path": ".", "recursive": true, "max_depth": 64, "include_hidden": true}"#;
+    compare(
+        &root,
+        &cache,
+        "search_files content (vs grep, generated folder left out)",
+        &["tools", "call", "search_files", "--args", &content],
+        "grep",
+        &["-rn", "--exclude-dir=node_modules", NEEDLE, "."],
+    );
+    let names = r#"{"path": ".", "query": "*.md", "mode": "name", "max_results": 1000}"#;
+    compare(
+        &root,
+        &cache,
+        "search_files by name (*.md)",
+        &["tools", "call", "search_files", "--args", names],
+        "fdfind",
+        &["-g", "*.md"],
+    );
+    let list = r#"{"path": ".", "recursive": true, "max_depth": 64, "include_hidden": true, "include_ignored": true}"#;
     compare(
         &root,
         &cache,
@@ -68,17 +89,17 @@ fn main() {
         "find",
         &["."],
     );
-    let read = r#"{"path": "one_mb.txt", "start_line": 1, "end_line": 1000000}"#;
-    // The same work as list_directory: a stat of every entry for its type,
-    // size and modified time.
+    let detailed = r#"{"path": ".", "recursive": true, "max_depth": 64, "include_hidden": true, "include_ignored": true, "details": true}"#;
+    // The same work: a stat of every entry for its size and modified time.
     compare(
         &root,
         &cache,
-        "list_directory recursive (vs find -printf: stats too)",
-        &["tools", "call", "list_directory", "--args", list],
+        "list_directory with details (vs find -printf)",
+        &["tools", "call", "list_directory", "--args", detailed],
         "find",
         &[".", "-printf", "%y %s %T@ %p\n"],
     );
+    let read = r#"{"path": "one_mb.txt", "start_line": 1, "end_line": 1000000}"#;
     compare(
         &root,
         &cache,
@@ -86,6 +107,31 @@ fn main() {
         &["tools", "call", "read_file", "--args", read],
         "cat",
         &["one_mb.txt"],
+    );
+    let small = r#"{"path": "small.txt"}"#;
+    compare(
+        &root,
+        &cache,
+        "one `tools call read_file` process (small file)",
+        &["tools", "call", "read_file", "--args", small],
+        "cat",
+        &["small.txt"],
+    );
+    compare(
+        &root,
+        &cache,
+        "`toolcell tools list`",
+        &["tools", "list"],
+        "cat",
+        &["small.txt"],
+    );
+    compare(
+        &root,
+        &cache,
+        "`toolcell --version`",
+        &["--version"],
+        "cat",
+        &["small.txt"],
     );
 }
 
@@ -191,6 +237,8 @@ fn generate(root: &Path) {
         let binary = index % BINARY_EVERY == 7;
         let name = if binary {
             format!("blob{index}.bin")
+        } else if index % DOC_EVERY == 3 {
+            format!("doc{index}.md")
         } else {
             format!("file{index}.txt")
         };
@@ -227,4 +275,9 @@ fn generate(root: &Path) {
         })
         .collect();
     std::fs::write(root.join("one_mb.txt"), one_mb).unwrap();
+    std::fs::write(root.join("small.txt"), "a small file\n").unwrap();
+    // node_modules is left out by every side: search_files as a generated
+    // folder, ripgrep and fd by this file (which they honour outside a git
+    // repository too).
+    std::fs::write(root.join(".ignore"), "node_modules/\n").unwrap();
 }

@@ -213,3 +213,218 @@ fn list_directory_caps_at_500_entries_and_says_so() {
         .collect();
     assert_eq!(names, ["b", "b/c", "b/c/d"]);
 }
+
+/// Names of a listing's entries, in its order.
+fn entry_names(listing: &Value) -> Vec<String> {
+    listing["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn list_directory_honours_ignore_files_and_gives_details_when_asked() {
+    let ws = Workspace::new();
+    ws.write(".gitignore", "build/\n*.log\n!keep.log\n");
+    ws.write("src/.ignore", "draft.md\n");
+    ws.write("src/main.rs", "fn main() {}\n");
+    ws.write("src/draft.md", "draft\n");
+    ws.write("build/out.txt", "x");
+    ws.write("app.log", "x");
+    ws.write("keep.log", "kept\n");
+    let (code, envelope) = ws.call("list_directory", json!({"path": ".", "recursive": true}));
+    assert_eq!(code, 0, "{envelope}");
+    let listing = &envelope["result"];
+    assert_eq!(
+        entry_names(listing),
+        ["keep.log", "src", "src/main.rs"],
+        "{listing}"
+    );
+    // build/, app.log and src/draft.md; .gitignore is hidden.
+    assert_eq!(listing["ignored_skipped"], 3, "{listing}");
+    assert_eq!(listing["hidden_skipped"], 2, "{listing}");
+    assert!(listing["entries"][0].get("size").is_none(), "{listing}");
+
+    // The rules of the folders above the listed one apply too.
+    let (_, envelope) = ws.call("list_directory", json!({"path": "src"}));
+    assert_eq!(entry_names(&envelope["result"]), ["main.rs"]);
+
+    let (_, envelope) = ws.call(
+        "list_directory",
+        json!({"path": ".", "recursive": true, "include_ignored": true, "details": true}),
+    );
+    let listing = &envelope["result"];
+    assert_eq!(
+        entry_names(listing),
+        [
+            "app.log",
+            "build",
+            "build/out.txt",
+            "keep.log",
+            "src",
+            "src/draft.md",
+            "src/main.rs"
+        ]
+    );
+    assert_eq!(listing["entries"][3]["size"], 5, "{listing}");
+    assert_eq!(listing["entries"][1]["size"], 0, "{listing}");
+    assert!(listing["entries"][3]["modified"].as_u64().unwrap() > 1_600_000_000);
+}
+
+#[test]
+fn list_directory_says_how_many_entries_it_left_out_and_may_list_more() {
+    let ws = Workspace::new();
+    for i in 0..520 {
+        ws.write(&format!("many/f{i:03}.txt"), "x");
+    }
+    let (_, envelope) = ws.call("list_directory", json!({"path": "many"}));
+    assert_eq!(
+        envelope["result"]["omitted"], 20,
+        "{}",
+        envelope["result"]["truncated"]
+    );
+    let (code, envelope) = ws.call(
+        "list_directory",
+        json!({"path": "many", "max_entries": 600}),
+    );
+    assert_eq!(code, 0, "{envelope}");
+    assert_eq!(envelope["result"]["entries"].as_array().unwrap().len(), 520);
+    assert_eq!(envelope["result"]["truncated"], false);
+    assert!(envelope["result"].get("omitted").is_none());
+    // Past the host's bound the schema refuses, saying so.
+    let (kind, message) = ws.call_refused(
+        "list_directory",
+        json!({"path": "many", "max_entries": 5001}),
+    );
+    assert_eq!(kind, "invalid-args", "{message}");
+}
+
+/// A tree with the shapes a walk meets: nested folders, hidden entries, an
+/// ignore file, a link, a binary, several roots of matches.
+fn native_tree() -> Workspace {
+    let ws = Workspace::new();
+    for i in 0..60 {
+        let body = if i % 7 == 0 {
+            format!("line one\nthe Needle_Word here {i}\nand needle_word again\n")
+        } else {
+            format!("nothing in {i}\n")
+        };
+        ws.write(&format!("src/a{}/b{}/f{i}.txt", i % 3, i % 5), &body);
+        if i % 10 == 0 {
+            ws.write(&format!("docs/d{i}.md"), "needle_word\n");
+        }
+    }
+    ws.write("node_modules/pkg/x.md", "needle_word\n");
+    ws.write(".hidden/h.md", "needle_word\n");
+    // `.ignore` rules hold outside a git repository for fd and ripgrep too.
+    ws.write(".ignore", "node_modules/\n");
+    std::os::unix::fs::symlink("docs", ws.root.join("docs_link")).unwrap();
+    std::fs::write(ws.root.join("src/blob.bin"), b"\0\x01needle_word").unwrap();
+    ws
+}
+
+fn native_lines(program: &str, args: &[&str], root: &std::path::Path) -> Vec<String> {
+    let out = std::process::Command::new(program)
+        .args(args)
+        .current_dir(root)
+        .output()
+        .unwrap_or_else(|e| panic!("{program} must be installed (.ci/run installs it): {e}"));
+    assert!(
+        out.status.code().is_some_and(|c| c <= 1),
+        "{program}: {out:?}"
+    );
+    let mut lines: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim_start_matches("./").to_string())
+        .filter(|l| !l.is_empty() && l != ".")
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn the_file_tools_find_what_find_fd_and_ripgrep_find() {
+    let ws = native_tree();
+    // toolcell writes its own files into the workspace: leave them out.
+    let own = |p: &String| !p.starts_with(".toolcell") && p != "toolcell.toml";
+
+    let (code, envelope) = ws.call(
+        "list_directory",
+        json!({"path": ".", "recursive": true, "max_depth": 64, "include_hidden": true, "include_ignored": true, "max_entries": 5000}),
+    );
+    assert_eq!(code, 0, "{envelope}");
+    let mut listed = entry_names(&envelope["result"]);
+    listed.retain(own);
+    listed.sort();
+    let mut found = native_lines("find", &["."], &ws.root);
+    found.retain(own);
+    assert_eq!(listed, found);
+
+    let (_, envelope) = ws.call(
+        "search_files",
+        json!({"path": ".", "query": "*.md", "mode": "name", "max_results": 1000}),
+    );
+    let mut named = paths(&envelope["result"]["names"]);
+    named.retain(own);
+    assert_eq!(named, native_lines("fdfind", &["-g", "*.md"], &ws.root));
+
+    let (_, envelope) = ws.call(
+        "search_files",
+        json!({"path": ".", "query": "needle_word", "case_sensitive": true, "max_results": 1000}),
+    );
+    let mut lines: Vec<String> = envelope["result"]["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{}:{}",
+                m["path"].as_str().unwrap(),
+                m["line"],
+                m["text"].as_str().unwrap()
+            )
+        })
+        .collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        native_lines("rg", &["-n", "--no-heading", "needle_word"], &ws.root)
+    );
+
+    // Case-insensitive: the same lines as `rg -i`.
+    let (_, envelope) = ws.call(
+        "search_files",
+        json!({"path": ".", "query": "NEEDLE_WORD", "max_results": 1000}),
+    );
+    let mut lines: Vec<String> = envelope["result"]["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{}:{}",
+                m["path"].as_str().unwrap(),
+                m["line"],
+                m["text"].as_str().unwrap()
+            )
+        })
+        .collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        native_lines(
+            "rg",
+            &[
+                "--no-require-git",
+                "-n",
+                "-i",
+                "--no-heading",
+                "needle_word"
+            ],
+            &ws.root
+        )
+    );
+}

@@ -237,6 +237,18 @@ fn open_dispatcher_for_many_calls(config: &Option<PathBuf>) -> Result<Dispatcher
     open_dispatcher_with(config, options)
 }
 
+/// A dispatcher for a process that makes one call (`toolcell tools call`):
+/// its cell's memory is mapped for it alone. The pool of slots that makes
+/// each of many calls faster costs a one-call process about 1 ms to reserve
+/// and release (BENCHMARKS.md).
+fn open_dispatcher_for_one_call(config: &Option<PathBuf>) -> Result<Dispatcher> {
+    let options = SandboxOptions {
+        allocation: Allocation::OnDemand,
+        ..sandbox_options()
+    };
+    open_dispatcher_with(config, options)
+}
+
 fn open_dispatcher_with(config: &Option<PathBuf>, options: SandboxOptions) -> Result<Dispatcher> {
     let (config, registry) = load_workspace(config)?;
     dispatcher_over(config, registry, options)

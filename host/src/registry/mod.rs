@@ -230,6 +230,11 @@ impl ToolEntry {
         }
     }
 
+    /// Whether its argument schema is compiled already.
+    pub fn has_validator(&self) -> bool {
+        self.validator.get().is_some()
+    }
+
     /// The compiled argument schema.
     pub fn validator(&self) -> Result<&jsonschema::Validator, String> {
         if let Some(validator) = self.validator.get() {
@@ -294,7 +299,7 @@ impl Registry {
                 "built-in tool tools-wasm/{}/{MANIFEST_FILE}",
                 builtin.crate_dir
             );
-            match ToolManifest::parse(Path::new(&label), builtin.manifest) {
+            match ToolManifest::parse_builtin(Path::new(&label), builtin.manifest) {
                 Ok(manifest) => registry.insert(
                     manifest,
                     ToolSource::BuiltIn,
@@ -431,6 +436,21 @@ pub fn third_party_refusal(manifest: &ToolManifest) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The start-up parses built-in manifests without the meta-schema check
+    /// ([`ToolManifest::parse_builtin`]); this holds them to all of it.
+    #[test]
+    fn every_builtin_manifest_passes_every_check() {
+        assert!(!BUILTIN_TOOLS.is_empty());
+        for builtin in BUILTIN_TOOLS {
+            let file = Path::new(builtin.crate_dir).join(MANIFEST_FILE);
+            let full = ToolManifest::parse(&file, builtin.manifest)
+                .unwrap_or_else(|e| panic!("{}: {e}", builtin.crate_dir));
+            let quick = ToolManifest::parse_builtin(&file, builtin.manifest).unwrap();
+            assert_eq!(full.parameters, quick.parameters);
+            assert_eq!(full.name, builtin.crate_dir);
+        }
+    }
 
     #[test]
     fn shown_names_are_one_line_and_cut_on_a_character_with_their_length() {

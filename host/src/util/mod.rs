@@ -8,10 +8,12 @@
 //!   group, ended with toolcell);
 //! - [`locations`]: where toolcell keeps its files;
 //! - [`openat`]: `openat2` and a descriptor's real path;
+//! - [`folder`]: a folder's names and types from its directory stream;
 //! - [`problem`]: what is wrong in a TOML file, said the same way for the
 //!   manifest and the config.
 
 pub mod child;
+pub mod folder;
 pub mod locations;
 pub mod names;
 pub mod openat;

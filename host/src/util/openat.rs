@@ -1,6 +1,7 @@
 //! Resolving paths the way the kernel does, for the host's own checks:
 //! `openat2(2)` with its resolve flags, and the path a descriptor really
-//! names (from `/proc/self/fd`).
+//! names (from `/proc/self/fd`), and a path beneath a folder joined to it
+//! when the kernel said no link is on the way.
 
 use std::ffi::CString;
 use std::os::fd::{FromRawFd, OwnedFd, RawFd};
@@ -46,4 +47,20 @@ pub fn openat2(dirfd: RawFd, path: &Path, flags: i32, resolve: u64) -> std::io::
 /// The absolute path the open descriptor `fd` names now.
 pub fn host_path_of(fd: RawFd) -> std::io::Result<PathBuf> {
     std::fs::read_link(format!("/proc/self/fd/{fd}"))
+}
+
+/// `relative` (beneath `base`, with no link on the way, as the kernel just
+/// said) joined to `base`: without links, `..` is lexical.
+pub fn joined_without_links(base: &Path, relative: &str) -> PathBuf {
+    let mut joined = base.to_path_buf();
+    for component in Path::new(relative).components() {
+        match component {
+            std::path::Component::Normal(part) => joined.push(part),
+            std::path::Component::ParentDir => {
+                joined.pop();
+            }
+            _ => {}
+        }
+    }
+    joined
 }

@@ -13,6 +13,8 @@
 //!   of I/O errors onto it;
 //! - [`descriptors`]: fast whole-file reads straight through
 //!   `wasi:filesystem`, for tools that read many files;
+//! - [`walk`]: walking folders by names and types (`toolcell:tool/folders`),
+//!   with ignore files honoured as ripgrep honours them;
 //! - [`files`]: atomic writes, text decoding (binary refused), hashes and the
 //!   workspace trash, shared by the tools that change files.
 
@@ -20,12 +22,13 @@ pub mod descriptors;
 pub mod error;
 pub mod files;
 pub mod path;
+pub mod walk;
 
 #[allow(missing_docs, clippy::all)]
 pub mod bindings {
     wit_bindgen::generate!({
-        // `command-tool` is `tool-component` plus the `process` import; a
-        // tool that never runs a program does not import it.
+        // `command-tool` is `tool-component` plus the `folders` and
+        // `process` imports; a tool that uses neither does not import them.
         world: "command-tool",
         path: "../wit",
         pub_export_macro: true,

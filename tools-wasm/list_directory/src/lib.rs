@@ -1,21 +1,32 @@
 //! `list_directory`: the entries of a workspace folder, optionally recursive.
+//!
+//! Entries come from the folders' directory streams, names and types only
+//! ([`toolcell_guest::walk`]): a size and a modified time cost a `stat` of
+//! each entry, so they come only with `details`. Ignore files are honoured
+//! as `search_files` honours them unless `include_ignored` is set.
 
 use serde::{Deserialize, Serialize};
 use std::time::UNIX_EPOCH;
 use toolcell_guest::ToolError;
-use toolcell_guest::error::io_error;
-use toolcell_guest::files::entry_kind;
 use toolcell_guest::path::WorkspacePath;
+use toolcell_guest::walk::{self, EntryKind, Event, Flow, WalkOptions};
 
 /// Depth of a recursive listing when none is given: shows a project's shape
 /// without walking every dependency folder.
 const DEFAULT_MAX_DEPTH: usize = 3;
-/// Entries returned at most; a model gains nothing from thousands of names.
-const MAX_ENTRIES: usize = 500;
+/// Entries returned when the caller gives no `max_entries`: a model gains
+/// nothing from thousands of names.
+const DEFAULT_MAX_ENTRIES: usize = 500;
+/// The most a caller may ask for: about 200 KB of names, near what a
+/// model's context holds.
+const MAX_ENTRIES_BOUND: usize = 5000;
 /// Benchmark-only: an environment variable (granted in toolcell.toml with
-/// `[tools.list_directory] env = [...]`) raising the cap to compare a full
-/// walk with `find`.
+/// `[tools.list_directory] env = [...]`) setting the default and the bound,
+/// to compare a full walk with `find`.
 const MAX_ENTRIES_ENV: &str = "TOOLCELL_LIST_MAX_ENTRIES";
+/// Entries counted past the cap, at most: the count of what was left out
+/// is exact below this, and said to be a lower bound above it.
+const MAX_COUNTED: usize = 100_000;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -26,8 +37,14 @@ struct Args {
     max_depth: Option<usize>,
     #[serde(default)]
     include_hidden: bool,
+    #[serde(default)]
+    include_ignored: bool,
     /// Only files with these extensions (folders are still walked, not listed).
     extensions: Option<Vec<String>>,
+    max_entries: Option<usize>,
+    /// Sizes and modified times too.
+    #[serde(default)]
+    details: bool,
 }
 
 #[derive(Serialize)]
@@ -35,8 +52,10 @@ struct Entry {
     name: String,
     #[serde(rename = "type")]
     kind: &'static str,
-    size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    size: Option<u64>,
     /// Seconds since the Unix epoch, if the file system reports it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     modified: Option<u64>,
 }
 
@@ -45,31 +64,20 @@ struct Listing {
     path: String,
     entries: Vec<Entry>,
     truncated: bool,
+    /// Entries that would have been listed past `max_entries`.
+    #[serde(skip_serializing_if = "is_zero")]
+    omitted: usize,
+    /// The walk stopped counting them at [`MAX_COUNTED`]: more were left out.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    omitted_at_least: bool,
     /// Entries left out because they are hidden (names starting with `.`).
     hidden_skipped: usize,
+    /// Entries left out by `.gitignore` or `.ignore` files.
+    ignored_skipped: usize,
 }
 
-/// Which entries a listing shows.
-struct Filter {
-    max_entries: usize,
-    include_hidden: bool,
-    extensions: Option<Vec<String>>,
-}
-
-impl Filter {
-    /// Whether a file named `name` is listed (folders are always walked).
-    fn lists_file(&self, name: &str) -> bool {
-        match &self.extensions {
-            None => true,
-            Some(wanted) => {
-                let ext = name
-                    .rsplit_once('.')
-                    .map(|(_, e)| e.to_ascii_lowercase())
-                    .unwrap_or_default();
-                wanted.contains(&ext)
-            }
-        }
-    }
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 toolcell_guest::tool!(list);
@@ -81,90 +89,117 @@ fn list(args: Args) -> Result<Listing, ToolError> {
     } else {
         1
     };
-    let max_entries = std::env::var(MAX_ENTRIES_ENV)
+    // The benchmark's variable is both the default and the bound.
+    let granted: Option<usize> = std::env::var(MAX_ENTRIES_ENV)
         .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(MAX_ENTRIES);
+        .and_then(|v| v.parse().ok());
+    let bound = granted.unwrap_or(MAX_ENTRIES_BOUND).max(1);
+    let max_entries = args
+        .max_entries
+        .or(granted)
+        .unwrap_or(DEFAULT_MAX_ENTRIES)
+        .clamp(1, bound);
+    let extensions: Option<Vec<String>> = args.extensions.map(|list| {
+        list.iter()
+            .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
+            .collect()
+    });
+    let lists_file = |name: &str| match &extensions {
+        None => true,
+        Some(wanted) => {
+            let ext = name
+                .rsplit_once('.')
+                .map(|(_, e)| e.to_ascii_lowercase())
+                .unwrap_or_default();
+            wanted.contains(&ext)
+        }
+    };
     let mut listing = Listing {
         path: root.as_str().to_string(),
         entries: Vec::new(),
         truncated: false,
+        omitted: 0,
+        omitted_at_least: false,
         hidden_skipped: 0,
+        ignored_skipped: 0,
     };
-    let filter = Filter {
-        max_entries,
+    let options = WalkOptions {
+        max_depth,
         include_hidden: args.include_hidden,
-        extensions: args.extensions.map(|list| {
-            list.iter()
-                .map(|e| e.trim_start_matches('.').to_ascii_lowercase())
-                .collect()
-        }),
+        honour_ignore_files: !args.include_ignored,
     };
-    walk(&root, "", 1, max_depth, &filter, &mut listing)?;
+    let mut counted = 0;
+    walk::walk(&root, options, &mut |event| {
+        let visited = match event {
+            Event::Entry(visited) => visited,
+            Event::Hidden(_) => {
+                listing.hidden_skipped += 1;
+                return Flow::Continue;
+            }
+            Event::Ignored(_) => {
+                listing.ignored_skipped += 1;
+                return Flow::Continue;
+            }
+            Event::Unreadable(_) => return Flow::Continue,
+        };
+        let listed = match visited.kind {
+            EntryKind::Directory => extensions.is_none(),
+            _ => lists_file(visited.name),
+        };
+        if !listed {
+            return Flow::Continue;
+        }
+        if listing.entries.len() >= max_entries {
+            listing.truncated = true;
+            listing.omitted += 1;
+            counted += 1;
+            if counted >= MAX_COUNTED {
+                listing.omitted_at_least = true;
+                return Flow::Stop;
+            }
+            return Flow::Continue;
+        }
+        let (size, modified) = if args.details {
+            details(visited.path, visited.kind)
+        } else {
+            (None, None)
+        };
+        listing.entries.push(Entry {
+            name: visited.shown.to_string(),
+            kind: kind_name(visited.kind),
+            size,
+            modified,
+        });
+        Flow::Continue
+    })?;
     Ok(listing)
 }
 
-/// Lists `dir` into `out`; `prefix` is the entry names' path relative to the
-/// listed folder, so recursive results read `src/main.rs`.
-fn walk(
-    dir: &WorkspacePath,
-    prefix: &str,
-    depth: usize,
-    max_depth: usize,
-    filter: &Filter,
-    out: &mut Listing,
-) -> Result<(), ToolError> {
-    let read = std::fs::read_dir(dir.as_path()).map_err(|e| io_error(dir.as_str(), &e))?;
-    let mut children: Vec<(String, std::fs::Metadata)> = Vec::new();
-    for entry in read {
-        let entry = entry.map_err(|e| io_error(dir.as_str(), &e))?;
-        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
-            continue;
-        };
-        if !filter.include_hidden && name.starts_with('.') {
-            out.hidden_skipped += 1;
-            continue;
-        }
-        // Not following symlinks: a link is listed as a link, never entered.
-        // `DirEntry::metadata` stats relative to the open folder, far cheaper
-        // than resolving the whole path again.
-        let Ok(meta) = entry.metadata() else {
-            continue;
-        };
-        children.push((name, meta));
+/// What an entry is, as results name it; a link is never followed.
+fn kind_name(kind: EntryKind) -> &'static str {
+    match kind {
+        EntryKind::Directory => "directory",
+        EntryKind::Symlink => "symlink",
+        // Pipes, sockets and devices were always listed as files.
+        EntryKind::File | EntryKind::Other => "file",
     }
-    children.sort_by(|a, b| a.0.cmp(&b.0));
-    for (name, meta) in children {
-        if out.entries.len() >= filter.max_entries {
-            out.truncated = true;
-            return Ok(());
-        }
-        let kind = entry_kind(&meta);
-        let shown = if prefix.is_empty() {
-            name.clone()
-        } else {
-            format!("{prefix}/{name}")
-        };
-        let modified = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map(|d| d.as_secs());
-        let listed = match kind {
-            "directory" => filter.extensions.is_none(),
-            _ => filter.lists_file(&name),
-        };
-        if listed {
-            out.entries.push(Entry {
-                name: shown.clone(),
-                kind,
-                size: if meta.is_dir() { 0 } else { meta.len() },
-                modified,
-            });
-        }
-        if kind == "directory" && depth < max_depth {
-            walk(&dir.join(&name), &shown, depth + 1, max_depth, filter, out)?;
-        }
-    }
-    Ok(())
+}
+
+/// The size (0 for a folder) and modified time of the entry at `path`,
+/// from one `stat` that does not follow a link.
+fn details(path: &str, kind: EntryKind) -> (Option<u64>, Option<u64>) {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return (None, None);
+    };
+    let size = if kind == EntryKind::Directory {
+        0
+    } else {
+        meta.len()
+    };
+    let modified = meta
+        .modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map(|d| d.as_secs());
+    (Some(size), modified)
 }

@@ -1,26 +1,25 @@
 //! `search_files`: find files by name, or lines by content, in the workspace.
 //!
-//! Walks with the `ignore` crate (ripgrep's walker): `.gitignore` rules are
-//! honoured, hidden entries and symlinks are skipped, and so are the usual
-//! generated folders. Content is matched with the `regex` crate (literal
+//! Walks by names and types ([`toolcell_guest::walk`], no `stat` of any
+//! entry), in name order: `.gitignore` and `.ignore` rules are honoured as
+//! ripgrep honours them, hidden entries and symlinks are skipped, and so
+//! are the usual generated folders. Content is matched with the `regex` crate (literal
 //! queries are escaped, so they get its literal fast paths); names by glob
 //! (`globset`) when the query has glob characters, else by substring. What
 //! was not searched is counted by reason, so "no match" is never confused
 //! with "not looked at".
 
 use globset::{GlobBuilder, GlobMatcher};
-use ignore::WalkBuilder;
 use memchr::memmem::Finder;
 use regex::bytes::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use toolcell_guest::ToolError;
 use toolcell_guest::descriptors::{Read, Roots};
 use toolcell_guest::error::io_error;
 use toolcell_guest::files::has_nul;
 use toolcell_guest::path::WorkspacePath;
+use toolcell_guest::walk::{self, EntryKind, Event, Flow, WalkOptions};
 
 /// Folders of generated or vendored files: searching them drowns real
 /// matches and costs most of the time.
@@ -115,29 +114,49 @@ toolcell_guest::tool!(search);
 
 /// How file contents are matched.
 enum ContentMatcher {
-    /// A literal, found with `memchr`'s SIMD substring search; for a
-    /// case-insensitive ASCII query, in an ASCII-lowercased copy of the file
-    /// (same byte offsets). Far faster in wasm than the case-variant
-    /// automaton a case-insensitive regex builds.
-    Literal {
-        finder: Finder<'static>,
-        fold_case: bool,
+    /// A literal, found with `memchr`'s SIMD substring search.
+    Literal(Finder<'static>),
+    /// A case-insensitive ASCII literal: its rarest byte found with
+    /// `memchr` (both cases of a letter at once), each place compared
+    /// case-insensitively. No copy of the file is folded, and a rare byte
+    /// (`_`, a digit, `q`) leaves few places to compare. Far faster in wasm
+    /// than the case-variant automaton a case-insensitive regex builds.
+    FoldedLiteral {
+        /// ASCII-lowercased.
+        needle: Vec<u8>,
+        /// Where the rarest byte is in the needle.
+        rare_at: usize,
     },
     Regex(Regex),
 }
 
+/// How common a byte is in text, lowest first: letters by their frequency
+/// in English and code, other bytes after the letters as the rarest.
+fn commonness(byte: u8) -> usize {
+    const BY_FREQUENCY: &[u8] = b"etaoinsrhldcumfpgwybvkxjqz";
+    let lower = byte.to_ascii_lowercase();
+    match BY_FREQUENCY.iter().position(|&b| b == lower) {
+        Some(rank) => BY_FREQUENCY.len() - rank + 100,
+        // Spaces and line ends are the commonest of all; digits and
+        // punctuation rarer than any letter.
+        None if byte.is_ascii_whitespace() => 1000,
+        None => byte as usize % 16,
+    }
+}
+
 impl ContentMatcher {
     fn new(args: &Args) -> Result<Self, ToolError> {
-        if !args.regex && (args.case_sensitive || args.query.is_ascii()) {
-            let needle = if args.case_sensitive {
-                args.query.clone()
-            } else {
-                args.query.to_ascii_lowercase()
-            };
-            return Ok(ContentMatcher::Literal {
-                finder: Finder::new(needle.as_bytes()).into_owned(),
-                fold_case: !args.case_sensitive,
-            });
+        if !args.regex && args.case_sensitive {
+            return Ok(ContentMatcher::Literal(
+                Finder::new(args.query.as_bytes()).into_owned(),
+            ));
+        }
+        if !args.regex && args.query.is_ascii() {
+            let needle = args.query.to_ascii_lowercase().into_bytes();
+            let rare_at = (0..needle.len())
+                .min_by_key(|&i| commonness(needle[i]))
+                .unwrap_or(0);
+            return Ok(ContentMatcher::FoldedLiteral { needle, rare_at });
         }
         let pattern = if args.regex {
             args.query.clone()
@@ -153,20 +172,18 @@ impl ContentMatcher {
             })
     }
 
-    /// Start and end of every match in `haystack` (`folded` is scratch space).
-    fn find_all(&self, haystack: &[u8], folded: &mut Vec<u8>) -> Vec<(usize, usize)> {
+    /// Start and end of every match in `haystack`, not overlapping.
+    fn find_all(&self, haystack: &[u8]) -> Vec<(usize, usize)> {
         match self {
-            ContentMatcher::Literal { finder, fold_case } => {
-                let target = if *fold_case {
-                    folded.clear();
-                    folded.extend_from_slice(haystack);
-                    folded.make_ascii_lowercase();
-                    folded.as_slice()
-                } else {
-                    haystack
-                };
+            ContentMatcher::Literal(finder) => {
                 let len = finder.needle().len();
-                finder.find_iter(target).map(|at| (at, at + len)).collect()
+                finder
+                    .find_iter(haystack)
+                    .map(|at| (at, at + len))
+                    .collect()
+            }
+            ContentMatcher::FoldedLiteral { needle, rare_at } => {
+                folded_matches(haystack, needle, *rare_at)
             }
             ContentMatcher::Regex(regex) => regex
                 .find_iter(haystack)
@@ -174,6 +191,32 @@ impl ContentMatcher {
                 .collect(),
         }
     }
+}
+
+/// The places of `needle` (ASCII-lowercased) in `haystack`, whatever the
+/// case of its letters, left to right and not overlapping.
+fn folded_matches(haystack: &[u8], needle: &[u8], rare_at: usize) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    let rare = needle[rare_at];
+    let (lower, upper) = (rare, rare.to_ascii_uppercase());
+    let mut from = rare_at;
+    while from < haystack.len() {
+        let hit = if lower == upper {
+            memchr::memchr(lower, &haystack[from..])
+        } else {
+            memchr::memchr2(lower, upper, &haystack[from..])
+        };
+        let Some(offset) = hit else { break };
+        let start = from + offset - rare_at;
+        let end = start + needle.len();
+        if end <= haystack.len() && haystack[start..end].eq_ignore_ascii_case(needle) {
+            found.push((start, end));
+            from = end + rare_at;
+        } else {
+            from += offset + 1;
+        }
+    }
+    found
 }
 
 enum NameQuery {
@@ -231,60 +274,44 @@ fn search(args: Args) -> Result<Found, ToolError> {
         matches: content.is_some().then(Vec::new),
         ..Found::default()
     };
-    let folders_skipped = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&folders_skipped);
-    let walker = WalkBuilder::new(root.as_path())
-        .hidden(true)
-        .git_ignore(true)
-        .git_global(false)
-        .git_exclude(true)
-        .require_git(false)
-        .ignore(true)
-        .parents(true)
-        .follow_links(false)
-        .filter_entry(move |entry| {
-            let generated = entry.depth() > 0
-                && entry.file_type().is_some_and(|t| t.is_dir())
-                && GENERATED_DIRS.contains(&entry.file_name().to_str().unwrap_or(""));
-            if generated {
-                counter.fetch_add(1, Ordering::Relaxed);
-            }
-            !generated
-        })
-        .build();
     let roots = Roots::new();
     let mut buffer = Vec::new();
-    let mut folded = Vec::new();
-    for entry in walker {
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(_) => {
+    let options = WalkOptions {
+        max_depth: usize::MAX,
+        include_hidden: false,
+        honour_ignore_files: true,
+    };
+    walk::walk(&root, options, &mut |event| {
+        let visited = match event {
+            Event::Entry(visited) => visited,
+            Event::Hidden(_) | Event::Ignored(_) => return Flow::Continue,
+            Event::Unreadable(_) => {
                 *found.files_skipped.entry("unreadable").or_default() += 1;
-                continue;
+                return Flow::Continue;
             }
         };
-        let Some(file_type) = entry.file_type() else {
-            continue;
-        };
-        if file_type.is_dir() {
-            continue;
-        }
-        if file_type.is_symlink() {
-            *found.files_skipped.entry("symlink").or_default() += 1;
-            continue;
-        }
-        if !file_type.is_file() {
+        match visited.kind {
+            EntryKind::Directory => {
+                if GENERATED_DIRS.contains(&visited.name) {
+                    found.folders_skipped += 1;
+                    return Flow::SkipFolder;
+                }
+                return Flow::Continue;
+            }
+            EntryKind::Symlink => {
+                *found.files_skipped.entry("symlink").or_default() += 1;
+                return Flow::Continue;
+            }
             // A named pipe, socket or device: opening a pipe would wait
             // for a writer forever.
-            *found.files_skipped.entry("not_a_file").or_default() += 1;
-            continue;
+            EntryKind::Other => {
+                *found.files_skipped.entry("not_a_file").or_default() += 1;
+                return Flow::Continue;
+            }
+            EntryKind::File => {}
         }
-        let relative = entry
-            .path()
-            .to_string_lossy()
-            .trim_start_matches("./")
-            .to_string();
-        let file_name = entry.file_name().to_string_lossy();
+        let relative = visited.path;
+        let file_name = visited.name;
         if let Some(extensions) = &extensions {
             let ext = file_name
                 .rsplit_once('.')
@@ -292,41 +319,38 @@ fn search(args: Args) -> Result<Found, ToolError> {
                 .unwrap_or_default();
             if !extensions.contains(&ext) {
                 *found.files_skipped.entry("other_extension").or_default() += 1;
-                continue;
+                return Flow::Continue;
             }
         }
         if found.listed() >= max_results {
             found.truncated = true;
-            break;
+            return Flow::Stop;
         }
         found.files_scanned += 1;
         if let Some(query) = &name {
             let hit = match query {
-                NameQuery::Glob(glob) => {
-                    glob.is_match(file_name.as_ref()) || glob.is_match(&relative)
-                }
+                NameQuery::Glob(glob) => glob.is_match(file_name) || glob.is_match(relative),
                 NameQuery::Substring(s) if args.case_sensitive => file_name.contains(s.as_str()),
                 NameQuery::Substring(s) => file_name.to_lowercase().contains(s.as_str()),
             };
             if hit {
                 found.names.get_or_insert_with(Vec::new).push(NameMatch {
-                    path: relative.clone(),
+                    path: relative.to_string(),
                 });
             }
         }
         if let Some(matcher) = &content {
             search_content(
                 &roots,
-                &relative,
+                relative,
                 matcher,
                 &mut buffer,
-                &mut folded,
                 max_results,
                 &mut found,
             );
         }
-    }
-    found.folders_skipped = folders_skipped.load(Ordering::Relaxed);
+        Flow::Continue
+    })?;
     Ok(found)
 }
 
@@ -336,7 +360,6 @@ fn search_content(
     relative: &str,
     matcher: &ContentMatcher,
     buffer: &mut Vec<u8>,
-    folded: &mut Vec<u8>,
     max_results: usize,
     found: &mut Found,
 ) {
@@ -355,23 +378,14 @@ fn search_content(
     let mut line_number = 1;
     let mut line_start = 0;
     let mut counted_to = 0;
-    for (start, _end) in matcher.find_all(buffer, folded) {
+    for (start, _end) in matcher.find_all(buffer) {
         if start < line_start {
             continue; // a second match on a line already reported
         }
-        line_number += buffer[counted_to..start]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
+        line_number += memchr::memchr_iter(b'\n', &buffer[counted_to..start]).count();
         counted_to = start;
-        line_start = buffer[..start]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |i| i + 1);
-        let line_end = buffer[start..]
-            .iter()
-            .position(|&b| b == b'\n')
-            .map_or(buffer.len(), |i| start + i);
+        line_start = memchr::memrchr(b'\n', &buffer[..start]).map_or(0, |i| i + 1);
+        let line_end = memchr::memchr(b'\n', &buffer[start..]).map_or(buffer.len(), |i| start + i);
         in_file += 1;
         if in_file > MAX_MATCHES_PER_FILE {
             found.matches_not_listed += 1;

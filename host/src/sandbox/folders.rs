@@ -1,0 +1,94 @@
+//! `toolcell:tool/folders`: a folder's names and types for a cell, from the
+//! directory stream, without the `stat` of every entry that
+//! `wasi:filesystem`'s `read-directory` makes.
+//!
+//! The path is resolved as the tool's own paths are (the longest root name
+//! that prefixes it, else the first root `.`) and opened beneath that root
+//! with no link on the way (`openat2` with `RESOLVE_BENEATH` and
+//! `RESOLVE_NO_SYMLINKS`), so nothing outside the cell's roots is ever
+//! listed; the file rules judge the folder as they judge opening it.
+
+use super::bindings::toolcell::tool::folders::{EntryKind, FolderEntry, Host, ListError};
+use super::cell::CellState;
+use super::fs_guard::RootDir;
+use crate::util::folder::{self, read_folder};
+use crate::util::openat::{joined_without_links, openat2};
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use wasmtime_wasi::p2::bindings::filesystem::preopens::Host as _;
+
+impl Host for CellState {
+    async fn entries(&mut self, path: String) -> Result<Vec<FolderEntry>, ListError> {
+        if self.files.root_dirs().is_empty() {
+            // The tool has not asked for its roots yet: they are recorded
+            // when it does. The resources made here are dropped again.
+            let mut fs = self.guarded_fs();
+            let handed = fs.get_directories().map_err(|_| ListError::Failed)?;
+            for (descriptor, _) in handed {
+                let _ = fs.inner.table.delete(descriptor);
+            }
+        }
+        let (root, inside) = resolve(self.files.root_dirs(), &path).ok_or(ListError::Denied)?;
+        let opened = openat2(
+            root.dir.as_raw_fd(),
+            Path::new(inside),
+            libc::O_RDONLY | libc::O_DIRECTORY,
+            libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS,
+        )
+        .map_err(|e| list_error(&e))?;
+        let host = joined_without_links(&root.host, inside);
+        self.files.secret(&host).map_err(|_| ListError::Denied)?;
+        let entries = read_folder(opened).map_err(|e| list_error(&e))?;
+        Ok(entries
+            .into_iter()
+            .filter_map(|(name, kind)| {
+                Some(FolderEntry {
+                    name: name.into_string().ok()?,
+                    kind: match kind {
+                        folder::EntryKind::File => EntryKind::File,
+                        folder::EntryKind::Directory => EntryKind::Directory,
+                        folder::EntryKind::Symlink => EntryKind::Symlink,
+                        folder::EntryKind::Other => EntryKind::Other,
+                    },
+                })
+            })
+            .collect())
+    }
+}
+
+/// The root a workspace-relative `path` lies in and the path inside it, as
+/// the guest resolves its own paths: the longest root name that prefixes
+/// the path, else the first root (`.`).
+fn resolve<'p>(roots: &[RootDir], path: &'p str) -> Option<(RootDir, &'p str)> {
+    let path = path.trim_start_matches("./");
+    let mut best: Option<(&RootDir, &'p str, usize)> = None;
+    for root in roots {
+        let name = root.mount.trim_start_matches("./").trim_end_matches('/');
+        let rest = if name == "." || name.is_empty() {
+            Some(path)
+        } else if path == name {
+            Some(".")
+        } else {
+            path.strip_prefix(name).and_then(|r| r.strip_prefix('/'))
+        };
+        let weight = if name == "." { 0 } else { name.len() };
+        if let Some(rest) = rest
+            && best.is_none_or(|(_, _, w)| weight > w)
+        {
+            best = Some((root, rest, weight));
+        }
+    }
+    best.map(|(root, rest, _)| (root.clone(), if rest.is_empty() { "." } else { rest }))
+}
+
+/// The contract's error for what `openat2` or reading the folder said.
+fn list_error(error: &std::io::Error) -> ListError {
+    match error.raw_os_error() {
+        Some(libc::ENOENT) => ListError::NotFound,
+        Some(libc::ENOTDIR) => ListError::NotAFolder,
+        // A link on the way, `..` or an absolute path leading out, or a
+        // folder the user may not read.
+        Some(libc::ELOOP | libc::EXDEV | libc::EACCES | libc::EPERM) => ListError::Denied,
+        _ => ListError::Failed,
+    }
+}

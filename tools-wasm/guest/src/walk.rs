@@ -1,0 +1,277 @@
+//! Walking workspace folders by the names and types their directory streams
+//! give (`toolcell:tool/folders`), with no `stat` of any entry: a walk then
+//! costs about what `find` costs, where `std::fs::read_dir` asks the host
+//! for every entry's metadata.
+//!
+//! The walk is depth first, each folder's entries in name order (stable
+//! whatever the file system's order), and never follows a link. It can
+//! honour `.gitignore`, `.ignore` and `.git/info/exclude` files as
+//! ripgrep's walker does (the `ignore` crate's matcher; the rules of the
+//! folders above the walked one apply too, up to the nearest repository),
+//! and leave out hidden entries (names starting with `.`) unless an ignore
+//! file lists them with `!`.
+
+use crate::ToolError;
+use crate::bindings::toolcell::tool::folders::{self, ListError};
+use crate::error::io_error;
+use crate::path::WorkspacePath;
+use ignore::Match;
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
+
+pub use crate::bindings::toolcell::tool::folders::EntryKind;
+
+/// What a walk shows and where it stops.
+#[derive(Debug, Clone, Copy)]
+pub struct WalkOptions {
+    /// Levels below the walked folder: 1 lists its entries only.
+    pub max_depth: usize,
+    pub include_hidden: bool,
+    pub honour_ignore_files: bool,
+}
+
+/// One entry met by a walk.
+#[derive(Debug)]
+pub struct Visited<'a> {
+    /// Workspace-relative (`src/main.rs`), to open it with.
+    pub path: &'a str,
+    /// Relative to the walked folder, as results show it.
+    pub shown: &'a str,
+    pub name: &'a str,
+    pub kind: EntryKind,
+    /// 1 for an entry of the walked folder itself.
+    pub depth: usize,
+}
+
+/// What a walk tells its visitor.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// An entry the options let through.
+    Entry(Visited<'a>),
+    /// An entry left out: hidden, or listed in an ignore file.
+    Hidden(Visited<'a>),
+    Ignored(Visited<'a>),
+    /// A folder below the walked one that could not be listed.
+    Unreadable(Visited<'a>),
+}
+
+/// What the visitor wants next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flow {
+    /// Go on (into the entry, if it is a folder within the depth).
+    Continue,
+    /// Go on, but not into this folder.
+    SkipFolder,
+    /// End the walk.
+    Stop,
+}
+
+/// The entries of the folder at workspace-relative `path`, sorted by name.
+pub fn entries(path: &WorkspacePath) -> Result<Vec<folders::FolderEntry>, ToolError> {
+    let mut entries = folders::entries(path.as_str()).map_err(|e| list_error(path.as_str(), e))?;
+    entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    Ok(entries)
+}
+
+/// Walks the folder `root`, telling `visit` of every entry in order.
+pub fn walk(
+    root: &WorkspacePath,
+    options: WalkOptions,
+    visit: &mut dyn FnMut(Event<'_>) -> Flow,
+) -> Result<(), ToolError> {
+    let top = entries(root)?;
+    let mut rules = Vec::new();
+    if options.honour_ignore_files {
+        for ancestor in ancestors(root) {
+            if let Ok(listed) = entries(&ancestor) {
+                rules.push(IgnoreRules::of(&ancestor, &listed));
+            }
+        }
+        rules.push(IgnoreRules::of(root, &top));
+    }
+    let mut walker = Walker {
+        options,
+        visit,
+        rules,
+        stopped: false,
+    };
+    walker.folder(root, "", 1, top);
+    Ok(())
+}
+
+struct Walker<'v> {
+    options: WalkOptions,
+    visit: &'v mut dyn FnMut(Event<'_>) -> Flow,
+    /// The ignore rules of the folders from the top down to the current one.
+    rules: Vec<IgnoreRules>,
+    stopped: bool,
+}
+
+impl Walker<'_> {
+    fn folder(
+        &mut self,
+        dir: &WorkspacePath,
+        shown_dir: &str,
+        depth: usize,
+        listed: Vec<folders::FolderEntry>,
+    ) {
+        for entry in listed {
+            if self.stopped {
+                return;
+            }
+            let path = dir.join(&entry.name);
+            let shown = if shown_dir.is_empty() {
+                entry.name.clone()
+            } else {
+                format!("{shown_dir}/{}", entry.name)
+            };
+            let visited = Visited {
+                path: path.as_str(),
+                shown: &shown,
+                name: &entry.name,
+                kind: entry.kind,
+                depth,
+            };
+            let is_dir = entry.kind == EntryKind::Directory;
+            let verdict = if self.options.honour_ignore_files {
+                matched(&self.rules, path.as_str(), is_dir)
+            } else {
+                Match::None
+            };
+            let event = if verdict.is_ignore() {
+                Event::Ignored(visited)
+            } else if verdict.is_none()
+                && !self.options.include_hidden
+                && entry.name.starts_with('.')
+            {
+                Event::Hidden(visited)
+            } else {
+                Event::Entry(visited)
+            };
+            let passed = matches!(event, Event::Entry(_));
+            match (self.visit)(event) {
+                Flow::Stop => {
+                    self.stopped = true;
+                    return;
+                }
+                Flow::SkipFolder => continue,
+                Flow::Continue => {}
+            }
+            if !passed || !is_dir || depth >= self.options.max_depth {
+                continue;
+            }
+            match entries(&path) {
+                Ok(inner) => {
+                    if self.options.honour_ignore_files {
+                        self.rules.push(IgnoreRules::of(&path, &inner));
+                    }
+                    self.folder(&path, &shown, depth + 1, inner);
+                    if self.options.honour_ignore_files {
+                        self.rules.pop();
+                    }
+                }
+                Err(_) => {
+                    let visited = Visited {
+                        path: path.as_str(),
+                        shown: &shown,
+                        name: &entry.name,
+                        kind: entry.kind,
+                        depth,
+                    };
+                    if (self.visit)(Event::Unreadable(visited)) == Flow::Stop {
+                        self.stopped = true;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The ignore files of one folder.
+struct IgnoreRules {
+    /// `.ignore`
+    ignore: Option<Gitignore>,
+    /// `.gitignore`
+    git: Option<Gitignore>,
+    /// `.git/info/exclude`, in a repository's top folder.
+    exclude: Option<Gitignore>,
+    /// The folder holds `.git`: rules of the folders above it do not
+    /// reach into it, as git's own do not.
+    has_git: bool,
+}
+
+impl IgnoreRules {
+    fn of(dir: &WorkspacePath, listed: &[folders::FolderEntry]) -> Self {
+        let has = |name: &str| listed.iter().any(|e| e.name == name);
+        let load = |file: &str| {
+            let path = dir.join(file);
+            let mut builder = GitignoreBuilder::new(dir.as_path());
+            // A file that cannot be read adds no rules, as in ripgrep.
+            let _ = builder.add(path.as_path());
+            builder.build().ok().filter(|g| !g.is_empty())
+        };
+        let has_git = has(".git");
+        Self {
+            ignore: has(".ignore").then(|| load(".ignore")).flatten(),
+            git: has(".gitignore").then(|| load(".gitignore")).flatten(),
+            exclude: has_git.then(|| load(".git/info/exclude")).flatten(),
+            has_git,
+        }
+    }
+}
+
+/// Whether the rules, deepest folder first, ignore or whitelist `path`:
+/// `.ignore` before `.gitignore` before `.git/info/exclude`, the deepest
+/// folder with a matching line deciding each, and git's rules stopping at
+/// the nearest repository (the `ignore` crate's precedence).
+fn matched(rules: &[IgnoreRules], path: &str, is_dir: bool) -> Match<()> {
+    let mut by_ignore = Match::None;
+    let mut by_git = Match::None;
+    let mut by_exclude = Match::None;
+    let mut saw_git = false;
+    let judge = |matcher: &Option<Gitignore>| match matcher {
+        Some(m) => match m.matched(path, is_dir) {
+            Match::None => Match::None,
+            Match::Ignore(_) => Match::Ignore(()),
+            Match::Whitelist(_) => Match::Whitelist(()),
+        },
+        None => Match::None,
+    };
+    for level in rules.iter().rev() {
+        if by_ignore.is_none() {
+            by_ignore = judge(&level.ignore);
+        }
+        if !saw_git && by_git.is_none() {
+            by_git = judge(&level.git);
+        }
+        if !saw_git && by_exclude.is_none() {
+            by_exclude = judge(&level.exclude);
+        }
+        saw_git |= level.has_git;
+    }
+    by_ignore.or(by_git).or(by_exclude)
+}
+
+/// The folders above `root` inside the workspace, top first (`.`, `src`
+/// for `src/lib`); none for the workspace itself.
+fn ancestors(root: &WorkspacePath) -> Vec<WorkspacePath> {
+    let mut found = Vec::new();
+    let mut at = root.parent();
+    while let Some(dir) = at {
+        at = dir.parent();
+        found.push(dir);
+    }
+    found.reverse();
+    found
+}
+
+/// The contract's error for a folder that could not be listed, worded as
+/// for any other file operation.
+fn list_error(path: &str, error: ListError) -> ToolError {
+    let kind = match error {
+        ListError::NotFound => std::io::ErrorKind::NotFound,
+        ListError::NotAFolder => std::io::ErrorKind::NotADirectory,
+        ListError::Denied => std::io::ErrorKind::PermissionDenied,
+        ListError::Failed => std::io::ErrorKind::Other,
+    };
+    io_error(path, &std::io::Error::from(kind))
+}
