@@ -19,15 +19,7 @@ use wasmtime_wasi::p2::bindings::filesystem::preopens::Host as _;
 
 impl Host for CellState {
     async fn entries(&mut self, path: String) -> Result<Vec<FolderEntry>, ListError> {
-        if self.files.root_dirs().is_empty() {
-            // The tool has not asked for its roots yet: they are recorded
-            // when it does. The resources made here are dropped again.
-            let mut fs = self.guarded_fs();
-            let handed = fs.get_directories().map_err(|_| ListError::Failed)?;
-            for (descriptor, _) in handed {
-                let _ = fs.inner.table.delete(descriptor);
-            }
-        }
+        know_roots(self);
         let (root, inside) = resolve(self.files.root_dirs(), &path).ok_or(ListError::Denied)?;
         let opened = openat2(
             root.dir.as_raw_fd(),
@@ -56,10 +48,25 @@ impl Host for CellState {
     }
 }
 
+/// Makes sure the cell's guard knows its roots' descriptors: they are
+/// recorded when the tool asks for its roots, and asked for here if it has
+/// not yet (the resources made then are dropped again).
+pub(super) fn know_roots(state: &mut CellState) {
+    if !state.files.root_dirs().is_empty() {
+        return;
+    }
+    let mut fs = state.guarded_fs();
+    if let Ok(handed) = fs.get_directories() {
+        for (descriptor, _) in handed {
+            let _ = fs.inner.table.delete(descriptor);
+        }
+    }
+}
+
 /// The root a workspace-relative `path` lies in and the path inside it, as
 /// the guest resolves its own paths: the longest root name that prefixes
 /// the path, else the first root (`.`).
-fn resolve<'p>(roots: &[RootDir], path: &'p str) -> Option<(RootDir, &'p str)> {
+pub(super) fn resolve<'p>(roots: &[RootDir], path: &'p str) -> Option<(RootDir, &'p str)> {
     let path = path.trim_start_matches("./");
     let mut best: Option<(&RootDir, &'p str, usize)> = None;
     for root in roots {

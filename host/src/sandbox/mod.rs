@@ -10,7 +10,8 @@
 //! - [`fs_guard`]: the cell's file system, with toolcell's policy files and
 //!   the user's secrets out of reach;
 //! - `folders`: `toolcell:tool/folders`, a folder's names and types without
-//!   a `stat` of each entry;
+//!   a `stat` of each entry; `files`: `toolcell:tool/files`, many files read
+//!   at once on two threads;
 //! - [`bindings`]: the generated host side of `toolcell:tool`;
 //! - `keeper`: with [`SandboxOptions::ready_ahead`], the next cell of a tool
 //!   built before its call and used ones torn down, on a thread of their own.
@@ -25,6 +26,7 @@ pub mod bindings;
 pub mod cache;
 pub mod cell;
 pub mod engine;
+mod files;
 mod folders;
 pub mod fs_guard;
 mod keeper;
@@ -175,6 +177,10 @@ impl Sandbox {
             &mut linker,
             |state: &mut CellState| state,
         )?;
+        bindings::toolcell::tool::files::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
+            &mut linker,
+            |state: &mut CellState| state,
+        )?;
         let cache = ComponentCache::new(&engine, options.cache_dir);
         let keeper = match options.ready_ahead {
             true => Some(Keeper::start(engine.clone())?),
@@ -201,7 +207,7 @@ impl Sandbox {
         })?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| {
             anyhow::anyhow!(
-                "it imports something toolcell does not provide ({e:#})\n  fix: import only WASI 0.2 interfaces (cli, filesystem, clocks, random, sockets, http) and `toolcell:tool/folders` and `process`"
+                "it imports something toolcell does not provide ({e:#})\n  fix: import only WASI 0.2 interfaces (cli, filesystem, clocks, random, sockets, http) and `toolcell:tool` `folders`, `files` and `process`"
             )
         })?;
         let pre = CommandToolPre::new(pre).map_err(|e| {

@@ -118,14 +118,10 @@ impl Walker<'_> {
             if self.stopped {
                 return;
             }
-            let path = dir.join(&entry.name);
-            let shown = if shown_dir.is_empty() {
-                entry.name.clone()
-            } else {
-                format!("{shown_dir}/{}", entry.name)
-            };
+            let path = joined(dir.as_str(), ".", &entry.name);
+            let shown = joined(shown_dir, "", &entry.name);
             let visited = Visited {
-                path: path.as_str(),
+                path: &path,
                 shown: &shown,
                 name: &entry.name,
                 kind: entry.kind,
@@ -133,7 +129,7 @@ impl Walker<'_> {
             };
             let is_dir = entry.kind == EntryKind::Directory;
             let verdict = if self.options.honour_ignore_files {
-                matched(&self.rules, path.as_str(), is_dir)
+                matched(&self.rules, &path, is_dir)
             } else {
                 Match::None
             };
@@ -159,19 +155,20 @@ impl Walker<'_> {
             if !passed || !is_dir || depth >= self.options.max_depth {
                 continue;
             }
-            match entries(&path) {
+            let folder = dir.join(&entry.name);
+            match entries(&folder) {
                 Ok(inner) => {
                     if self.options.honour_ignore_files {
-                        self.rules.push(IgnoreRules::of(&path, &inner));
+                        self.rules.push(IgnoreRules::of(&folder, &inner));
                     }
-                    self.folder(&path, &shown, depth + 1, inner);
+                    self.folder(&folder, &shown, depth + 1, inner);
                     if self.options.honour_ignore_files {
                         self.rules.pop();
                     }
                 }
                 Err(_) => {
                     let visited = Visited {
-                        path: path.as_str(),
+                        path: &path,
                         shown: &shown,
                         name: &entry.name,
                         kind: entry.kind,
@@ -184,6 +181,18 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// `name` in the folder `dir`, which is `top` for the top of the walk.
+fn joined(dir: &str, top: &str, name: &str) -> String {
+    if dir == top {
+        return name.to_string();
+    }
+    let mut path = String::with_capacity(dir.len() + 1 + name.len());
+    path.push_str(dir);
+    path.push('/');
+    path.push_str(name);
+    path
 }
 
 /// The ignore files of one folder.

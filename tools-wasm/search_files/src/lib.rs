@@ -15,7 +15,7 @@ use regex::bytes::{Regex, RegexBuilder};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use toolcell_guest::ToolError;
-use toolcell_guest::descriptors::{Read, Roots};
+use toolcell_guest::bindings::toolcell::tool::files::{self, ReadError};
 use toolcell_guest::error::io_error;
 use toolcell_guest::files::has_nul;
 use toolcell_guest::path::WorkspacePath;
@@ -267,110 +267,193 @@ fn search(args: Args) -> Result<Found, ToolError> {
         })),
     };
 
-    let mut found = Found {
+    let found = Found {
         path: root.as_str().into(),
         query: args.query.clone(),
         names: name.is_some().then(Vec::new),
         matches: content.is_some().then(Vec::new),
         ..Found::default()
     };
-    let roots = Roots::new();
-    let mut buffer = Vec::new();
     let options = WalkOptions {
         max_depth: usize::MAX,
         include_hidden: false,
         honour_ignore_files: true,
     };
+    let mut search = Search {
+        found,
+        name,
+        content,
+        case_sensitive: args.case_sensitive,
+        max_results,
+        pending: Vec::new(),
+        pending_files: 0,
+        stopped: false,
+    };
     walk::walk(&root, options, &mut |event| {
         let visited = match event {
             Event::Entry(visited) => visited,
             Event::Hidden(_) | Event::Ignored(_) => return Flow::Continue,
-            Event::Unreadable(_) => {
-                *found.files_skipped.entry("unreadable").or_default() += 1;
-                return Flow::Continue;
-            }
+            Event::Unreadable(_) => return search.push(Step::Skip("unreadable")),
         };
         match visited.kind {
             EntryKind::Directory => {
                 if GENERATED_DIRS.contains(&visited.name) {
-                    found.folders_skipped += 1;
+                    search.push(Step::GeneratedFolder);
                     return Flow::SkipFolder;
                 }
-                return Flow::Continue;
+                Flow::Continue
             }
-            EntryKind::Symlink => {
-                *found.files_skipped.entry("symlink").or_default() += 1;
-                return Flow::Continue;
-            }
+            EntryKind::Symlink => search.push(Step::Skip("symlink")),
             // A named pipe, socket or device: opening a pipe would wait
             // for a writer forever.
-            EntryKind::Other => {
-                *found.files_skipped.entry("not_a_file").or_default() += 1;
-                return Flow::Continue;
+            EntryKind::Other => search.push(Step::Skip("not_a_file")),
+            EntryKind::File => {
+                if let Some(extensions) = &extensions {
+                    let ext = visited
+                        .name
+                        .rsplit_once('.')
+                        .map(|(_, e)| e.to_ascii_lowercase())
+                        .unwrap_or_default();
+                    if !extensions.contains(&ext) {
+                        return search.push(Step::Skip("other_extension"));
+                    }
+                }
+                search.push(Step::File {
+                    path: visited.path.to_string(),
+                    name: visited.name.to_string(),
+                })
             }
-            EntryKind::File => {}
         }
-        let relative = visited.path;
-        let file_name = visited.name;
-        if let Some(extensions) = &extensions {
-            let ext = file_name
-                .rsplit_once('.')
-                .map(|(_, e)| e.to_ascii_lowercase())
-                .unwrap_or_default();
-            if !extensions.contains(&ext) {
-                *found.files_skipped.entry("other_extension").or_default() += 1;
-                return Flow::Continue;
+    })?;
+    search.flush();
+    Ok(search.found)
+}
+
+/// Files whose contents are asked for at once: enough to keep two host
+/// threads busy, few enough that their contents (512 KiB at most each)
+/// fit the tool's memory.
+const READ_BATCH: usize = 64;
+
+/// What the walk met, in its order, to be judged in that order.
+enum Step {
+    Skip(&'static str),
+    GeneratedFolder,
+    File { path: String, name: String },
+}
+
+/// A search under way: what the walk met is queued and judged in order, so
+/// that a content search reads its files in batches
+/// (`toolcell:tool/files`) and the result is still what judging each
+/// entry as it came would give.
+struct Search {
+    found: Found,
+    name: Option<NameQuery>,
+    content: Option<ContentMatcher>,
+    case_sensitive: bool,
+    max_results: usize,
+    pending: Vec<Step>,
+    pending_files: usize,
+    stopped: bool,
+}
+
+impl Search {
+    fn push(&mut self, step: Step) -> Flow {
+        if matches!(step, Step::File { .. }) {
+            self.pending_files += 1;
+        }
+        self.pending.push(step);
+        if self.content.is_none() || self.pending_files >= READ_BATCH {
+            self.flush();
+        }
+        if self.stopped {
+            Flow::Stop
+        } else {
+            Flow::Continue
+        }
+    }
+
+    /// Judges the queued steps, reading the queued files' contents first.
+    fn flush(&mut self) {
+        let steps = std::mem::take(&mut self.pending);
+        self.pending_files = 0;
+        let mut contents = match &self.content {
+            Some(_) => {
+                let paths: Vec<String> = steps
+                    .iter()
+                    .filter_map(|step| match step {
+                        Step::File { path, .. } => Some(path.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                files::read_many(&paths, MAX_FILE_BYTES).into_iter()
+            }
+            None => Vec::new().into_iter(),
+        };
+        for step in steps {
+            if self.stopped {
+                return;
+            }
+            match step {
+                Step::Skip(reason) => self.skip(reason),
+                Step::GeneratedFolder => self.found.folders_skipped += 1,
+                Step::File { path, name } => {
+                    let read = contents.next();
+                    self.file(&path, &name, read);
+                }
             }
         }
-        if found.listed() >= max_results {
-            found.truncated = true;
-            return Flow::Stop;
+    }
+
+    fn skip(&mut self, reason: &'static str) {
+        *self.found.files_skipped.entry(reason).or_default() += 1;
+    }
+
+    /// Judges one file: its name, and its contents when they were read.
+    fn file(&mut self, path: &str, file_name: &str, read: Option<Result<Vec<u8>, ReadError>>) {
+        if self.found.listed() >= self.max_results {
+            self.found.truncated = true;
+            self.stopped = true;
+            return;
         }
-        found.files_scanned += 1;
-        if let Some(query) = &name {
+        self.found.files_scanned += 1;
+        if let Some(query) = &self.name {
             let hit = match query {
-                NameQuery::Glob(glob) => glob.is_match(file_name) || glob.is_match(relative),
-                NameQuery::Substring(s) if args.case_sensitive => file_name.contains(s.as_str()),
+                NameQuery::Glob(glob) => glob.is_match(file_name) || glob.is_match(path),
+                NameQuery::Substring(s) if self.case_sensitive => file_name.contains(s.as_str()),
                 NameQuery::Substring(s) => file_name.to_lowercase().contains(s.as_str()),
             };
             if hit {
-                found.names.get_or_insert_with(Vec::new).push(NameMatch {
-                    path: relative.to_string(),
-                });
+                self.found
+                    .names
+                    .get_or_insert_with(Vec::new)
+                    .push(NameMatch {
+                        path: path.to_string(),
+                    });
             }
         }
-        if let Some(matcher) = &content {
-            search_content(
-                &roots,
-                relative,
-                matcher,
-                &mut buffer,
-                max_results,
-                &mut found,
-            );
+        if let Some(matcher) = &self.content {
+            match read {
+                Some(Ok(bytes)) => {
+                    search_content(path, &bytes, matcher, self.max_results, &mut self.found)
+                }
+                Some(Err(ReadError::TooLarge)) => self.skip("too_large"),
+                Some(Err(_)) | None => self.skip("unreadable"),
+            }
         }
-        Flow::Continue
-    })?;
-    Ok(found)
+    }
 }
 
 /// Searches one file's lines, recording matches or why it was skipped.
 fn search_content(
-    roots: &Roots,
     relative: &str,
+    buffer: &[u8],
     matcher: &ContentMatcher,
-    buffer: &mut Vec<u8>,
     max_results: usize,
     found: &mut Found,
 ) {
     let skip = |found: &mut Found, reason: &'static str| {
         *found.files_skipped.entry(reason).or_default() += 1
     };
-    match roots.read(relative, MAX_FILE_BYTES, buffer) {
-        Ok(Read::Complete) => {}
-        Ok(Read::TooLarge) => return skip(found, "too_large"),
-        Err(_) => return skip(found, "unreadable"),
-    }
     if has_nul(&buffer[..buffer.len().min(BINARY_SNIFF_BYTES)]) {
         return skip(found, "binary");
     }

@@ -1,0 +1,107 @@
+//! `toolcell:tool/files`: many whole files read for a cell at once, on two
+//! threads.
+//!
+//! Each path is resolved as the tool's own paths are (see
+//! [`super::folders`]), judged by the file rules first (a secret is refused,
+//! and the refusal kept), then opened beneath its root with no link on the
+//! way (`openat2` with `RESOLVE_BENEATH` and `RESOLVE_NO_SYMLINKS`), checked
+//! to be a regular file, and read whole. A content search spends most of its
+//! time in these system calls; two threads make them side by side, as
+//! ripgrep does.
+
+use super::bindings::toolcell::tool::files::{Host, ReadError};
+use super::cell::CellState;
+use super::folders::{know_roots, resolve};
+use crate::util::openat::{joined_without_links, openat2};
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Files in a batch below which one thread reads them all: starting the
+/// second costs about as much as reading a few small files.
+const PARALLEL_FROM: usize = 8;
+
+/// A file the rules let the tool read: its root's descriptor and the path
+/// beneath it.
+type Job = Result<(Arc<std::fs::File>, String), ReadError>;
+
+impl Host for CellState {
+    async fn read_many(
+        &mut self,
+        paths: Vec<String>,
+        max_bytes: u64,
+    ) -> Vec<Result<Vec<u8>, ReadError>> {
+        know_roots(self);
+        let jobs: Vec<Job> = paths
+            .iter()
+            .map(|path| {
+                let (root, inside) =
+                    resolve(self.files.root_dirs(), path).ok_or(ReadError::Denied)?;
+                let host = joined_without_links(&root.host, inside);
+                self.files.secret(&host).map_err(|_| ReadError::Denied)?;
+                Ok((root.dir, inside.to_string()))
+            })
+            .collect();
+        let read = |job: &Job| match job {
+            Ok((dir, inside)) => read_whole(dir, inside, max_bytes),
+            Err(refused) => Err(*refused),
+        };
+        if jobs.len() < PARALLEL_FROM {
+            return jobs.iter().map(read).collect();
+        }
+        let (first, second) = jobs.split_at(jobs.len() / 2);
+        std::thread::scope(|scope| {
+            let other = scope.spawn(|| second.iter().map(read).collect::<Vec<_>>());
+            let mut contents: Vec<_> = first.iter().map(read).collect();
+            match other.join() {
+                Ok(rest) => contents.extend(rest),
+                Err(_) => contents.extend(second.iter().map(|_| Err(ReadError::Failed))),
+            }
+            contents
+        })
+    }
+}
+
+/// The whole file at `inside` beneath `dir`, if it is a regular file of at
+/// most `max_bytes`.
+fn read_whole(dir: &std::fs::File, inside: &str, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+    // Not blocking: a named pipe put there since the tool listed the folder
+    // would otherwise wait for a writer.
+    let opened = openat2(
+        dir.as_raw_fd(),
+        Path::new(inside),
+        libc::O_RDONLY | libc::O_NOCTTY | libc::O_NONBLOCK,
+        libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS,
+    )
+    .map_err(|e| read_error(&e))?;
+    let mut file = std::fs::File::from(opened);
+    let meta = file.metadata().map_err(|e| read_error(&e))?;
+    if !meta.is_file() {
+        return Err(ReadError::NotAFile);
+    }
+    if meta.len() > max_bytes {
+        return Err(ReadError::TooLarge);
+    }
+    // One byte more than it holds: the read that finds the end is the
+    // next, and a file that grew since is still bounded.
+    let mut contents = Vec::with_capacity(meta.len() as usize + 1);
+    (&mut file)
+        .take(max_bytes + 1)
+        .read_to_end(&mut contents)
+        .map_err(|e| read_error(&e))?;
+    if contents.len() as u64 > max_bytes {
+        return Err(ReadError::TooLarge);
+    }
+    Ok(contents)
+}
+
+/// The contract's error for what opening or reading said.
+fn read_error(error: &std::io::Error) -> ReadError {
+    match error.raw_os_error() {
+        Some(libc::ENOENT | libc::ENOTDIR) => ReadError::NotFound,
+        Some(libc::EISDIR | libc::ELOOP) => ReadError::NotAFile,
+        Some(libc::EXDEV | libc::EACCES | libc::EPERM) => ReadError::Denied,
+        _ => ReadError::Failed,
+    }
+}
