@@ -2,8 +2,8 @@
 //! threads.
 //!
 //! Each path is resolved as the tool's own paths are (see
-//! [`super::folders`]), judged by the file rules first (a secret is refused,
-//! and the refusal kept), then opened beneath its root with no link on the
+//! [`super::folders`]), judged by the file rules (a secret is refused, and
+//! the refusal kept), opened beneath its root with no link on the
 //! way (`openat2` with `RESOLVE_BENEATH` and `RESOLVE_NO_SYMLINKS`), checked
 //! to be a regular file, and read whole. A content search spends most of its
 //! time in these system calls; two threads make them side by side, as
@@ -12,19 +12,15 @@
 use super::bindings::toolcell::tool::files::{Host, ReadError};
 use super::cell::CellState;
 use super::folders::{know_roots, resolve};
+use super::fs_guard::Refusal;
 use crate::util::openat::{joined_without_links, openat2};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::sync::Arc;
 
 /// Files in a batch below which one thread reads them all: starting the
 /// second costs about as much as reading a few small files.
 const PARALLEL_FROM: usize = 8;
-
-/// A file the rules let the tool read: its root's descriptor and the path
-/// beneath it.
-type Job = Result<(Arc<std::fs::File>, String), ReadError>;
 
 impl Host for CellState {
     async fn read_many(
@@ -33,33 +29,41 @@ impl Host for CellState {
         max_bytes: u64,
     ) -> Vec<Result<Vec<u8>, ReadError>> {
         know_roots(self);
-        let jobs: Vec<Job> = paths
-            .iter()
-            .map(|path| {
-                let (root, inside) =
-                    resolve(self.files.root_dirs(), path).ok_or(ReadError::Denied)?;
-                let host = joined_without_links(&root.host, inside);
-                self.files.secret(&host).map_err(|_| ReadError::Denied)?;
-                Ok((root.dir, inside.to_string()))
-            })
-            .collect();
-        let read = |job: &Job| match job {
-            Ok((dir, inside)) => read_whole(dir, inside, max_bytes),
-            Err(refused) => Err(*refused),
-        };
-        if jobs.len() < PARALLEL_FROM {
-            return jobs.iter().map(read).collect();
-        }
-        let (first, second) = jobs.split_at(jobs.len() / 2);
-        std::thread::scope(|scope| {
-            let other = scope.spawn(|| second.iter().map(read).collect::<Vec<_>>());
-            let mut contents: Vec<_> = first.iter().map(read).collect();
-            match other.join() {
-                Ok(rest) => contents.extend(rest),
-                Err(_) => contents.extend(second.iter().map(|_| Err(ReadError::Failed))),
+        let guard = &self.files;
+        // Judged and read side by side; a refusal is kept afterwards.
+        let read = |path: &String| -> (Result<Vec<u8>, ReadError>, Option<Refusal>) {
+            let Some((root, inside)) = resolve(guard.root_dirs(), path) else {
+                return (Err(ReadError::Denied), None);
+            };
+            let host = joined_without_links(&root.host, inside);
+            if let Some(refusal) = guard.secret_refusal(&host) {
+                return (Err(ReadError::Denied), Some(refusal));
             }
-            contents
-        })
+            (read_whole(&root.dir, inside, max_bytes), None)
+        };
+        let results: Vec<_> = if paths.len() < PARALLEL_FROM {
+            paths.iter().map(read).collect()
+        } else {
+            let (first, second) = paths.split_at(paths.len() / 2);
+            std::thread::scope(|scope| {
+                let other = scope.spawn(|| second.iter().map(read).collect::<Vec<_>>());
+                let mut results: Vec<_> = first.iter().map(read).collect();
+                match other.join() {
+                    Ok(rest) => results.extend(rest),
+                    Err(_) => results.extend(second.iter().map(|_| (Err(ReadError::Failed), None))),
+                }
+                results
+            })
+        };
+        results
+            .into_iter()
+            .map(|(contents, refusal)| {
+                if let Some(refusal) = refusal {
+                    self.files.keep(refusal);
+                }
+                contents
+            })
+            .collect()
     }
 }
 

@@ -66,7 +66,10 @@ pub(super) fn know_roots(state: &mut CellState) {
 /// The root a workspace-relative `path` lies in and the path inside it, as
 /// the guest resolves its own paths: the longest root name that prefixes
 /// the path, else the first root (`.`).
-pub(super) fn resolve<'p>(roots: &[RootDir], path: &'p str) -> Option<(RootDir, &'p str)> {
+pub(super) fn resolve<'r, 'p>(
+    roots: &'r [RootDir],
+    path: &'p str,
+) -> Option<(&'r RootDir, &'p str)> {
     let path = path.trim_start_matches("./");
     let mut best: Option<(&RootDir, &'p str, usize)> = None;
     for root in roots {
@@ -85,7 +88,7 @@ pub(super) fn resolve<'p>(roots: &[RootDir], path: &'p str) -> Option<(RootDir, 
             best = Some((root, rest, weight));
         }
     }
-    best.map(|(root, rest, _)| (root.clone(), if rest.is_empty() { "." } else { rest }))
+    best.map(|(root, rest, _)| (root, if rest.is_empty() { "." } else { rest }))
 }
 
 /// The contract's error for what `openat2` or reading the folder said.

@@ -137,18 +137,29 @@ impl FileGuard {
     /// Refuses `host` (a path under a root) when it is a secret, keeping
     /// the refusal.
     pub(super) fn secret(&mut self, host: &Path) -> Result<(), ErrorCode> {
-        let Some((_, relative)) = self.root_relative(host) else {
-            return Ok(());
-        };
-        if let Some(pattern) = self.rules.secrets.secret(relative) {
-            let refusal = Refusal::Secret {
-                shown: self.shown(host),
-                pattern: pattern.to_string(),
-            };
-            self.refuse(refusal);
-            return Err(ErrorCode::Access);
+        match self.secret_refusal(host) {
+            Some(refusal) => {
+                self.refuse(refusal);
+                Err(ErrorCode::Access)
+            }
+            None => Ok(()),
         }
-        Ok(())
+    }
+
+    /// The refusal of `host` when it is a secret, not yet kept (for threads
+    /// that judge paths side by side; [`FileGuard::keep`] keeps it).
+    pub(super) fn secret_refusal(&self, host: &Path) -> Option<Refusal> {
+        let (_, relative) = self.root_relative(host)?;
+        let pattern = self.rules.secrets.secret(relative)?;
+        Some(Refusal::Secret {
+            shown: self.shown(host),
+            pattern: pattern.to_string(),
+        })
+    }
+
+    /// Keeps a refusal made by [`FileGuard::secret_refusal`].
+    pub(super) fn keep(&mut self, refusal: Refusal) {
+        self.refuse(refusal);
     }
 
     fn change(&mut self, host: &Path, change: Touch) -> Result<(), ErrorCode> {

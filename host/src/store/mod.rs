@@ -32,6 +32,24 @@ pub const DB_FILE: &str = "state.db";
 /// holds the lock for milliseconds; wait rather than fail.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Pause between attempts at opening a store SQLite says is busy.
+const BUSY_RETRY: Duration = Duration::from_millis(20);
+
+/// Whether `error` is SQLite saying another connection holds the store.
+fn is_busy(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<rusqlite::Error>()
+            .and_then(rusqlite::Error::sqlite_error_code)
+            .is_some_and(|code| {
+                matches!(
+                    code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                )
+            })
+    })
+}
+
 /// A run's id.
 pub type RunId = i64;
 
@@ -213,20 +231,40 @@ impl Store {
         std::fs::create_dir_all(state_dir)
             .with_context(|| format!("cannot create {}", state_dir.display()))?;
         let path = state_dir.join(DB_FILE);
-        let conn = Self::connect(&path).map_err(|e| store_error(&path, e))?;
-        let store = Self {
-            conn: Mutex::new(conn),
-            path,
-        };
-        store.with(|conn| mark_interrupted(conn))?;
-        Ok(store)
+        // Opening can meet a moment SQLite answers "busy" at once, without
+        // waiting: another process opening the same store, or the last one
+        // leaving it (checkpointing its log). Tried again for a while.
+        let started = std::time::Instant::now();
+        loop {
+            let opened = Self::connect(&path).and_then(|conn| {
+                mark_interrupted(&conn)?;
+                Ok(conn)
+            });
+            match opened {
+                Ok(conn) => {
+                    return Ok(Self {
+                        conn: Mutex::new(conn),
+                        path,
+                    });
+                }
+                Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
+                    std::thread::sleep(BUSY_RETRY);
+                }
+                Err(e) => return Err(store_error(&path, e)),
+            }
+        }
     }
 
     /// The connection to `path`, set up and migrated.
     fn connect(path: &Path) -> Result<Connection> {
         let conn = Connection::open(path).context("cannot open it")?;
         conn.busy_timeout(BUSY_TIMEOUT)?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
+        // Asked only when it is not yet a write-ahead log: changing the
+        // mode takes a lock that is not waited for.
+        let mode: String = conn.query_row("PRAGMA journal_mode", [], |row| row.get(0))?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            conn.pragma_update(None, "journal_mode", "WAL")?;
+        }
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         schema::migrate(&conn).context("cannot set up its tables")?;
