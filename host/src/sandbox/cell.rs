@@ -37,6 +37,13 @@ pub struct MemoryLimiter {
     pub reached: bool,
 }
 
+impl MemoryLimiter {
+    /// The most memory the cell may have.
+    pub fn limit_bytes(&self) -> usize {
+        self.limit_bytes
+    }
+}
+
 impl ResourceLimiter for MemoryLimiter {
     fn memory_growing(
         &mut self,

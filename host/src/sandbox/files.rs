@@ -17,6 +17,7 @@ use crate::util::openat::{joined_without_links, openat2};
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Files in a batch below which one thread reads them all: starting the
 /// second costs about as much as reading a few small files.
@@ -29,6 +30,10 @@ impl Host for CellState {
         max_bytes: u64,
     ) -> Vec<Result<Vec<u8>, ReadError>> {
         know_roots(self);
+        // All of it must fit the cell's memory, where it is copied: a tool
+        // cannot make the host hold more than that, however much it asks.
+        let budget = AtomicU64::new(self.limiter.limit_bytes() as u64);
+        let max_bytes = max_bytes.min(budget.load(Ordering::Relaxed));
         let guard = &self.files;
         // Judged and read side by side; a refusal is kept afterwards.
         let read = |path: &String| -> (Result<Vec<u8>, ReadError>, Option<Refusal>) {
@@ -39,7 +44,7 @@ impl Host for CellState {
             if let Some(refusal) = guard.secret_refusal(&host) {
                 return (Err(ReadError::Denied), Some(refusal));
             }
-            (read_whole(&root.dir, inside, max_bytes), None)
+            (read_whole(&root.dir, inside, max_bytes, &budget), None)
         };
         let results: Vec<_> = if paths.len() < PARALLEL_FROM {
             paths.iter().map(read).collect()
@@ -68,8 +73,13 @@ impl Host for CellState {
 }
 
 /// The whole file at `inside` beneath `dir`, if it is a regular file of at
-/// most `max_bytes`.
-fn read_whole(dir: &std::fs::File, inside: &str, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+/// most `max_bytes` and the call's `budget` of bytes still holds it.
+fn read_whole(
+    dir: &std::fs::File,
+    inside: &str,
+    max_bytes: u64,
+    budget: &AtomicU64,
+) -> Result<Vec<u8>, ReadError> {
     // Not blocking: a named pipe put there since the tool listed the folder
     // would otherwise wait for a writer.
     let opened = openat2(
@@ -87,16 +97,22 @@ fn read_whole(dir: &std::fs::File, inside: &str, max_bytes: u64) -> Result<Vec<u
     if meta.len() > max_bytes {
         return Err(ReadError::TooLarge);
     }
-    // One byte more than it holds: the read that finds the end is the
-    // next, and a file that grew since is still bounded.
-    let mut contents = Vec::with_capacity(meta.len() as usize + 1);
+    // One byte more than it holds is read (the read that finds the end),
+    // and taken from the budget with the rest.
+    let wanted = meta.len() + 1;
+    budget
+        .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+            left.checked_sub(wanted)
+        })
+        .map_err(|_| ReadError::TooLarge)?;
+    // A file that grew since is still bounded by what was taken.
+    let mut contents = Vec::with_capacity(wanted as usize);
     (&mut file)
-        .take(max_bytes + 1)
+        .take(wanted)
         .read_to_end(&mut contents)
         .map_err(|e| read_error(&e))?;
-    if contents.len() as u64 > max_bytes {
-        return Err(ReadError::TooLarge);
-    }
+    // It grew since: searched as it was when it was looked at.
+    contents.truncate(meta.len() as usize);
     Ok(contents)
 }
 
