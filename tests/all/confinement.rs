@@ -157,3 +157,64 @@ fn a_second_root_is_reachable_by_its_name_and_nothing_else() {
     assert_eq!(envelope["result"]["content"], "# Guide\n");
     assert_refused(&ws, "read_file", json!({"path": "ref/../../secret.txt"}));
 }
+
+/// `toolcell:tool/folders` and `toolcell:tool/files`, asked by a tool for
+/// what it may not have: nothing outside the roots, nothing through a link,
+/// no secret, and no more memory than the cell's limit.
+#[test]
+fn the_fast_folder_and_file_imports_keep_to_the_roots_the_rules_and_the_memory_limit() {
+    let ws = workspace_with_secret();
+    ws.write(".env", "API_TOKEN=hunter2\n");
+    std::os::unix::fs::symlink(&ws.outer, ws.root.join("outer_link")).unwrap();
+    // Bigger than the probe's 32 MB of memory, made in an instant (sparse).
+    let big = std::fs::File::create(ws.root.join("big.bin")).unwrap();
+    big.set_len(40 << 20).unwrap();
+    let call = |args: serde_json::Value| {
+        let (code, envelope) = ws.call("probe", args);
+        assert_eq!(code, 0, "{envelope}");
+        assert!(
+            !envelope.to_string().contains(SECRET),
+            "the secret leaked: {envelope}"
+        );
+        assert!(
+            !envelope.to_string().contains("hunter2"),
+            "a secret leaked: {envelope}"
+        );
+        envelope["result"].clone()
+    };
+    ws.write("toolcell.toml", "[tools.probe]\napproval = \"auto\"\n");
+
+    let listed = call(json!({"action": "list_folder", "path": "."}));
+    assert!(
+        listed["names"].to_string().contains("inside.txt"),
+        "{listed}"
+    );
+    for outside in ["..", "/", "/etc", "outer_link", "inside.txt/..", "./../.."] {
+        let refused = call(json!({"action": "list_folder", "path": outside}));
+        assert!(refused["error"].is_string(), "{outside}: {refused}");
+    }
+
+    let read = call(json!({"action": "read_many", "paths": [
+        "inside.txt", "../secret.txt", "/etc/passwd", "outer_link/secret.txt", ".env", "big.bin", "."
+    ]}));
+    let read = read["read"].as_array().unwrap();
+    assert_eq!(read[0]["text"], "inside\n", "{read:?}");
+    assert_eq!(read[1]["error"], "ReadError::Denied", "{read:?}");
+    assert_eq!(read[2]["error"], "ReadError::Denied", "{read:?}");
+    assert_eq!(read[3]["error"], "ReadError::NotAFile", "{read:?}");
+    assert_eq!(read[4]["error"], "ReadError::Denied", "{read:?}");
+    assert_eq!(read[5]["error"], "ReadError::TooLarge", "{read:?}");
+    assert_eq!(read[6]["error"], "ReadError::NotAFile", "{read:?}");
+
+    // Many files, each within the limit, together past it: the host reads
+    // no more than the cell's memory holds (the rest is too large), and the
+    // cell, which cannot hold even that beside its own, ends at its limit.
+    ws.write("chunk.txt", &"x".repeat(1 << 20));
+    let many: Vec<&str> = vec!["chunk.txt"; 40];
+    let (code, envelope) = ws.call("probe", json!({"action": "read_many", "paths": many}));
+    assert_eq!(code, 3, "{envelope}");
+    assert_eq!(envelope["error"]["kind"], "memory-limit", "{envelope}");
+    let few: Vec<&str> = vec!["chunk.txt"; 4];
+    let read = call(json!({"action": "read_many", "paths": few}));
+    assert_eq!(read["read"][3]["bytes"], 1 << 20, "{read}");
+}
