@@ -345,6 +345,26 @@ fn native_lines(program: &str, args: &[&str], root: &std::path::Path) -> Vec<Str
     lines
 }
 
+/// A content search's matches as `rg -n` prints them (`path:line:text`),
+/// sorted.
+fn match_lines(found: &Value) -> Vec<String> {
+    let mut lines: Vec<String> = found["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            format!(
+                "{}:{}:{}",
+                m["path"].as_str().unwrap(),
+                m["line"],
+                m["text"].as_str().unwrap()
+            )
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
 #[test]
 fn the_file_tools_find_what_find_fd_and_ripgrep_find() {
     let ws = native_tree();
@@ -375,20 +395,7 @@ fn the_file_tools_find_what_find_fd_and_ripgrep_find() {
         "search_files",
         json!({"path": ".", "query": "needle_word", "case_sensitive": true, "max_results": 1000}),
     );
-    let mut lines: Vec<String> = envelope["result"]["matches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            format!(
-                "{}:{}:{}",
-                m["path"].as_str().unwrap(),
-                m["line"],
-                m["text"].as_str().unwrap()
-            )
-        })
-        .collect();
-    lines.sort();
+    let lines = match_lines(&envelope["result"]);
     assert_eq!(
         lines,
         native_lines("rg", &["-n", "--no-heading", "needle_word"], &ws.root)
@@ -399,20 +406,7 @@ fn the_file_tools_find_what_find_fd_and_ripgrep_find() {
         "search_files",
         json!({"path": ".", "query": "NEEDLE_WORD", "max_results": 1000}),
     );
-    let mut lines: Vec<String> = envelope["result"]["matches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            format!(
-                "{}:{}:{}",
-                m["path"].as_str().unwrap(),
-                m["line"],
-                m["text"].as_str().unwrap()
-            )
-        })
-        .collect();
-    lines.sort();
+    let lines = match_lines(&envelope["result"]);
     assert_eq!(
         lines,
         native_lines(
