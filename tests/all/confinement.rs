@@ -201,7 +201,7 @@ fn the_fast_folder_and_file_imports_keep_to_the_roots_the_rules_and_the_memory_l
     assert_eq!(read[0]["text"], "inside\n", "{read:?}");
     assert_eq!(read[1]["error"], "ReadError::Denied", "{read:?}");
     assert_eq!(read[2]["error"], "ReadError::Denied", "{read:?}");
-    assert_eq!(read[3]["error"], "ReadError::NotAFile", "{read:?}");
+    assert_eq!(read[3]["error"], "ReadError::Denied", "{read:?}");
     assert_eq!(read[4]["error"], "ReadError::Denied", "{read:?}");
     assert_eq!(read[5]["error"], "ReadError::TooLarge", "{read:?}");
     assert_eq!(read[6]["error"], "ReadError::NotAFile", "{read:?}");

@@ -179,12 +179,7 @@ fn list_directory_filters_by_extension() {
         json!({"path": ".", "recursive": true, "extensions": ["rs"]}),
     );
     assert_eq!(code, 0, "{envelope}");
-    let names: Vec<&str> = envelope["result"]["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["name"].as_str().unwrap())
-        .collect();
+    let names = entry_names(&envelope["result"]);
     assert_eq!(
         names,
         ["link.rs", "src/lib.rs", "src/main.rs"],
@@ -205,12 +200,7 @@ fn list_directory_caps_at_500_entries_and_says_so() {
     // Default depth 3 for a recursive listing.
     ws.write("a/b/c/d/deep.txt", "x");
     let (_, envelope) = ws.call("list_directory", json!({"path": "a", "recursive": true}));
-    let names: Vec<&str> = envelope["result"]["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|e| e["name"].as_str().unwrap())
-        .collect();
+    let names = entry_names(&envelope["result"]);
     assert_eq!(names, ["b", "b/c", "b/c/d"]);
 }
 
@@ -421,4 +411,26 @@ fn the_file_tools_find_what_find_fd_and_ripgrep_find() {
             &ws.root
         )
     );
+}
+
+/// A folder reached through a link that stays inside the workspace is
+/// listed and searched as before the fast walk; the link's own entries are
+/// the folder's.
+#[test]
+fn a_folder_through_a_link_inside_the_workspace_is_listed_and_searched() {
+    let ws = Workspace::new();
+    ws.write("real/sub/a.txt", "hidden treasure\n");
+    std::os::unix::fs::symlink("real", ws.root.join("linkdir")).unwrap();
+    let (code, envelope) = ws.call(
+        "list_directory",
+        json!({"path": "linkdir", "recursive": true}),
+    );
+    assert_eq!(code, 0, "{envelope}");
+    assert_eq!(entry_names(&envelope["result"]), ["sub", "sub/a.txt"]);
+    let (code, envelope) = ws.call(
+        "search_files",
+        json!({"path": "linkdir", "query": "treasure"}),
+    );
+    assert_eq!(code, 0, "{envelope}");
+    assert_eq!(paths(&envelope["result"]["matches"]), ["linkdir/sub/a.txt"]);
 }

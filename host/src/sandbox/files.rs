@@ -3,9 +3,9 @@
 //!
 //! Each path is resolved as the tool's own paths are (see
 //! [`super::folders`]), judged by the file rules (a secret is refused, and
-//! the refusal kept), opened beneath its root with no link on the
-//! way (`openat2` with `RESOLVE_BENEATH` and `RESOLVE_NO_SYMLINKS`), checked
-//! to be a regular file, and read whole. A content search spends most of its
+//! the refusal kept) where it really is, opened beneath its root
+//! ([`open_beneath`]; a link as the last component is not followed, one on
+//! the way only when it stays inside), checked to be a regular file, and read whole. A content search spends most of its
 //! time in these system calls; two threads make them side by side, as
 //! ripgrep does.
 
@@ -13,10 +13,9 @@ use super::bindings::toolcell::tool::files::{Host, ReadError};
 use super::cell::CellState;
 use super::folders::{know_roots, resolve};
 use super::fs_guard::Refusal;
-use crate::util::openat::{joined_without_links, openat2};
+use crate::util::openat::open_beneath;
 use std::io::Read;
 use std::os::fd::AsRawFd;
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Files in a batch below which one thread reads them all: starting the
@@ -40,11 +39,19 @@ impl Host for CellState {
             let Some((root, inside)) = resolve(guard.root_dirs(), path) else {
                 return (Err(ReadError::Denied), None);
             };
-            let host = joined_without_links(&root.host, inside);
+            // Not blocking: a named pipe put there since the tool listed
+            // the folder would otherwise wait for a writer. A link as the
+            // last component is not followed, as the tools' own reads.
+            let flags = libc::O_RDONLY | libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_NOFOLLOW;
+            let (opened, host) = match open_beneath(root.dir.as_raw_fd(), &root.host, inside, flags)
+            {
+                Ok(opened) => opened,
+                Err(e) => return (Err(read_error(&e)), None),
+            };
             if let Some(refusal) = guard.secret_refusal(&host) {
                 return (Err(ReadError::Denied), Some(refusal));
             }
-            (read_whole(&root.dir, inside, max_bytes, &budget), None)
+            (read_whole(opened.into(), max_bytes, &budget), None)
         };
         let results: Vec<_> = if paths.len() < PARALLEL_FROM {
             paths.iter().map(read).collect()
@@ -64,7 +71,7 @@ impl Host for CellState {
             .into_iter()
             .map(|(contents, refusal)| {
                 if let Some(refusal) = refusal {
-                    self.files.keep(refusal);
+                    self.files.refuse(refusal);
                 }
                 contents
             })
@@ -72,24 +79,13 @@ impl Host for CellState {
     }
 }
 
-/// The whole file at `inside` beneath `dir`, if it is a regular file of at
-/// most `max_bytes` and the call's `budget` of bytes still holds it.
+/// The whole of the opened `file`, if it is a regular file of at most
+/// `max_bytes` and the call's `budget` of bytes still holds it.
 fn read_whole(
-    dir: &std::fs::File,
-    inside: &str,
+    mut file: std::fs::File,
     max_bytes: u64,
     budget: &AtomicU64,
 ) -> Result<Vec<u8>, ReadError> {
-    // Not blocking: a named pipe put there since the tool listed the folder
-    // would otherwise wait for a writer.
-    let opened = openat2(
-        dir.as_raw_fd(),
-        Path::new(inside),
-        libc::O_RDONLY | libc::O_NOCTTY | libc::O_NONBLOCK,
-        libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS,
-    )
-    .map_err(|e| read_error(&e))?;
-    let mut file = std::fs::File::from(opened);
     let meta = file.metadata().map_err(|e| read_error(&e))?;
     if !meta.is_file() {
         return Err(ReadError::NotAFile);

@@ -4,31 +4,29 @@
 //!
 //! The path is resolved as the tool's own paths are (the longest root name
 //! that prefixes it, else the first root `.`) and opened beneath that root
-//! with no link on the way (`openat2` with `RESOLVE_BENEATH` and
-//! `RESOLVE_NO_SYMLINKS`), so nothing outside the cell's roots is ever
-//! listed; the file rules judge the folder as they judge opening it.
+//! ([`open_beneath`]: a link that stays inside is followed, one that leads
+//! out refused), so nothing outside the cell's roots is ever listed; the
+//! file rules judge the folder where it really is, as they judge opening it.
 
 use super::bindings::toolcell::tool::folders::{EntryKind, FolderEntry, Host, ListError};
 use super::cell::CellState;
 use super::fs_guard::RootDir;
 use crate::util::folder::{self, read_folder};
-use crate::util::openat::{joined_without_links, openat2};
+use crate::util::openat::open_beneath;
 use std::os::fd::AsRawFd;
-use std::path::Path;
 use wasmtime_wasi::p2::bindings::filesystem::preopens::Host as _;
 
 impl Host for CellState {
     async fn entries(&mut self, path: String) -> Result<Vec<FolderEntry>, ListError> {
         know_roots(self);
         let (root, inside) = resolve(self.files.root_dirs(), &path).ok_or(ListError::Denied)?;
-        let opened = openat2(
+        let (opened, host) = open_beneath(
             root.dir.as_raw_fd(),
-            Path::new(inside),
+            &root.host,
+            inside,
             libc::O_RDONLY | libc::O_DIRECTORY,
-            libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS,
         )
         .map_err(|e| list_error(&e))?;
-        let host = joined_without_links(&root.host, inside);
         self.files.secret(&host).map_err(|_| ListError::Denied)?;
         let entries = read_folder(opened).map_err(|e| list_error(&e))?;
         Ok(entries

@@ -147,7 +147,7 @@ impl FileGuard {
     }
 
     /// The refusal of `host` when it is a secret, not yet kept (for threads
-    /// that judge paths side by side; [`FileGuard::keep`] keeps it).
+    /// that judge paths side by side; [`FileGuard::refuse`] keeps it).
     pub(super) fn secret_refusal(&self, host: &Path) -> Option<Refusal> {
         let (_, relative) = self.root_relative(host)?;
         let pattern = self.rules.secrets.secret(relative)?;
@@ -155,11 +155,6 @@ impl FileGuard {
             shown: self.shown(host),
             pattern: pattern.to_string(),
         })
-    }
-
-    /// Keeps a refusal made by [`FileGuard::secret_refusal`].
-    pub(super) fn keep(&mut self, refusal: Refusal) {
-        self.refuse(refusal);
     }
 
     fn change(&mut self, host: &Path, change: Touch) -> Result<(), ErrorCode> {
@@ -198,7 +193,8 @@ impl FileGuard {
         self.secret(host)
     }
 
-    fn refuse(&mut self, refusal: Refusal) {
+    /// Keeps `refusal`, once.
+    pub(super) fn refuse(&mut self, refusal: Refusal) {
         tracing::debug!("file guard: {refusal:?}");
         if !self.refusals.contains(&refusal) {
             self.refusals.push(refusal);

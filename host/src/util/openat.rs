@@ -64,3 +64,32 @@ pub fn joined_without_links(base: &Path, relative: &str) -> PathBuf {
     }
     joined
 }
+
+/// Opens `inside` beneath the folder `root` (whose host path is `root_host`)
+/// with `flags`, as a tool's own paths are opened: a link on the way is
+/// followed when it stays beneath the folder, and refused when it leads out
+/// (`EXDEV`). Gives the descriptor and the host path it names: joined
+/// without asking the kernel when no link is on the way (the common case,
+/// one system call), else read from the descriptor.
+pub fn open_beneath(
+    root: RawFd,
+    root_host: &Path,
+    inside: &str,
+    flags: i32,
+) -> std::io::Result<(OwnedFd, PathBuf)> {
+    let path = Path::new(inside);
+    match openat2(
+        root,
+        path,
+        flags,
+        libc::RESOLVE_BENEATH | libc::RESOLVE_NO_SYMLINKS,
+    ) {
+        Ok(fd) => Ok((fd, joined_without_links(root_host, inside))),
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+            let fd = openat2(root, path, flags, libc::RESOLVE_BENEATH)?;
+            let host = host_path_of(std::os::fd::AsRawFd::as_raw_fd(&fd))?;
+            Ok((fd, host))
+        }
+        Err(e) => Err(e),
+    }
+}

@@ -20,6 +20,19 @@ use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 pub use crate::bindings::toolcell::tool::folders::EntryKind;
 
+impl EntryKind {
+    /// The entry's type as results name it, as [`crate::files::entry_kind`]
+    /// names it from metadata.
+    pub fn name(self) -> &'static str {
+        match self {
+            EntryKind::Directory => "directory",
+            EntryKind::Symlink => "symlink",
+            // Pipes, sockets and devices were always listed as files.
+            EntryKind::File | EntryKind::Other => "file",
+        }
+    }
+}
+
 /// What a walk shows and where it stops.
 #[derive(Debug, Clone, Copy)]
 pub struct WalkOptions {
@@ -30,7 +43,7 @@ pub struct WalkOptions {
 }
 
 /// One entry met by a walk.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy)]
 pub struct Visited<'a> {
     /// Workspace-relative (`src/main.rs`), to open it with.
     pub path: &'a str,
@@ -167,13 +180,6 @@ impl Walker<'_> {
                     }
                 }
                 Err(_) => {
-                    let visited = Visited {
-                        path: &path,
-                        shown: &shown,
-                        name: &entry.name,
-                        kind: entry.kind,
-                        depth,
-                    };
                     if (self.visit)(Event::Unreadable(visited)) == Flow::Stop {
                         self.stopped = true;
                     }

@@ -166,23 +166,13 @@ fn list(args: Args) -> Result<Listing, ToolError> {
         };
         listing.entries.push(Entry {
             name: visited.shown.to_string(),
-            kind: kind_name(visited.kind),
+            kind: visited.kind.name(),
             size,
             modified,
         });
         Flow::Continue
     })?;
     Ok(listing)
-}
-
-/// What an entry is, as results name it; a link is never followed.
-fn kind_name(kind: EntryKind) -> &'static str {
-    match kind {
-        EntryKind::Directory => "directory",
-        EntryKind::Symlink => "symlink",
-        // Pipes, sockets and devices were always listed as files.
-        EntryKind::File | EntryKind::Other => "file",
-    }
 }
 
 /// The size (0 for a folder) and modified time of the entry at `path`,
