@@ -179,7 +179,7 @@ fn main() {
                     ToolRunner::unrecorded(&setup.dispatcher, &ApproveAll)
                         .call("read_file", args.clone()),
                 );
-                assert_eq!(result.value.as_ref().unwrap()["size"], 4096);
+                assert_eq!(result.value.as_ref().unwrap().to_value()["size"], 4096);
             }),
             p50s: Vec::new(),
             p99s: Vec::new(),

@@ -19,6 +19,7 @@ use crate::sandbox::cache::CacheStatus;
 use crate::sandbox::output::CapturedOutput;
 use crate::sandbox::{PreparedTool, Sandbox, SandboxOptions};
 use crate::tool::manifest::ManifestApproval;
+use crate::util::json_text::JsonText;
 use crate::util::problem::Problem;
 use anyhow::{Context, Result};
 use serde_json::Value;
@@ -29,7 +30,7 @@ use std::time::{Duration, Instant};
 /// The outcome of one call.
 #[derive(Debug)]
 pub struct CallOutcome {
-    pub result: Result<Value, CallError>,
+    pub result: Result<JsonText, CallError>,
     /// The call ran in a cell built before it (see `sandbox::keeper`).
     pub built_ahead: bool,
     pub stdout: CapturedOutput,
@@ -451,10 +452,12 @@ impl Dispatcher {
                 .execute_external(name, external, &admitted.grant, args)
                 .await;
             return CallOutcome {
-                result: result.map_err(|error| CallError::External {
-                    tool: name.into(),
-                    error,
-                }),
+                result: result
+                    .map(|value| JsonText::from_value(&value))
+                    .map_err(|error| CallError::External {
+                        tool: name.into(),
+                        error,
+                    }),
                 built_ahead: false,
                 stdout: CapturedOutput::default(),
                 stderr: CapturedOutput::default(),

@@ -14,6 +14,7 @@ use crate::llm::ToolCall;
 use crate::registry::ToolSource;
 use crate::sandbox::output::CapturedOutput;
 use crate::store::{CallRun, DeferredRecorder, RunId, RunKind, RunStatus, Store, now_ms};
+use crate::util::json_text::JsonText;
 use crate::util::text::one_line;
 use serde_json::Value;
 use std::time::{Duration, Instant};
@@ -77,7 +78,7 @@ pub struct CallResult {
     /// (`tools call`, benchmarks): read `value` there.
     pub content: String,
     /// The result value, when the call succeeded.
-    pub value: Option<Value>,
+    pub value: Option<JsonText>,
     pub status: CallStatus,
     pub decided: Decided,
     pub error: Option<Failure>,
@@ -107,13 +108,17 @@ impl CallResult {
     pub fn answered_by_host(value: Value, started: Instant) -> Self {
         Self {
             content: value.to_string(),
-            ..Self::ended(CallStatus::Done, Some(value), started)
+            ..Self::ended(
+                CallStatus::Done,
+                Some(JsonText::from_value(&value)),
+                started,
+            )
         }
     }
 
     /// A call that ended with `status` (and `value`), nobody asked, no
     /// text made yet.
-    fn ended(status: CallStatus, value: Option<Value>, started: Instant) -> Self {
+    fn ended(status: CallStatus, value: Option<JsonText>, started: Instant) -> Self {
         Self {
             content: String::new(),
             value,
@@ -250,10 +255,10 @@ impl<'a> ToolRunner<'a> {
         if wants_text
             && let Some(value) = result.value.as_ref().filter(|_| result.content.is_empty())
         {
-            result.content = match value {
-                Value::String(text) => text.clone(),
-                other => other.to_string(),
-            };
+            // A string is shown as its text; anything else as compact JSON.
+            result.content = value
+                .as_string()
+                .unwrap_or_else(|| value.compact().into_owned());
         }
         if let Some(limit) = self.result_limit {
             result.content = cut_result(std::mem::take(&mut result.content), limit);

@@ -185,6 +185,23 @@ fn print_out(text: &str) -> Result<()> {
     Ok(())
 }
 
+/// Prints a JSON result laid out for people. Shown visibly on a terminal;
+/// elsewhere written as it is laid out, so a large result is not copied
+/// again.
+fn print_json(json: &crate::util::json_text::JsonText) -> Result<()> {
+    let stdout = std::io::stdout();
+    if stdout.is_terminal() {
+        return print_out(&json.pretty());
+    }
+    /// Large enough that a big result takes few writes.
+    const CHUNK: usize = 64 << 10;
+    let mut out = std::io::BufWriter::with_capacity(CHUNK, stdout.lock());
+    json.write_pretty(&mut out)?;
+    out.write_all(b"\n")?;
+    out.flush()?;
+    Ok(())
+}
+
 /// Writes `text` (and a newline, if `line`) to stderr, shown visibly: what
 /// [`say!`] and the log use. stderr is for people, whatever it is.
 pub(crate) fn print_err(text: &str, line: bool) {
@@ -250,6 +267,8 @@ fn open_dispatcher_for_one_call(config: &Option<PathBuf>) -> Result<Dispatcher> 
 }
 
 fn open_dispatcher_with(config: &Option<PathBuf>, options: SandboxOptions) -> Result<Dispatcher> {
+    // Ready while the config, the tools and the sandbox load.
+    crate::registry::warm_argument_checks();
     let (config, registry) = load_workspace(config)?;
     dispatcher_over(config, registry, options)
 }

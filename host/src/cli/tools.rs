@@ -1,7 +1,8 @@
 //! `toolcell tools …`: list, show, call, add and remove tools.
 
 use super::{
-    EXIT_DENIED, EXIT_ERROR, EXIT_OK, EXIT_TOOL_FAILED, load_workspace, open_dispatcher, print_out,
+    EXIT_DENIED, EXIT_ERROR, EXIT_OK, EXIT_TOOL_FAILED, load_workspace, open_dispatcher,
+    print_json, print_out,
 };
 use crate::approval::StandingApprovals;
 use crate::call::dispatch::Dispatcher;
@@ -18,6 +19,7 @@ use crate::registry::grant::{ApprovalSource, ToolGrant};
 use crate::registry::{Backend, Registry, ToolEntry};
 use crate::sandbox::Sandbox;
 use crate::tool::manifest::ManifestApproval;
+use crate::util::json_text::JsonText;
 use crate::util::locations;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
@@ -603,11 +605,21 @@ fn call(
     match (result.value, result.error) {
         (Some(value), _) => {
             if json {
-                print_out(&serde_json::to_string_pretty(
-                    &json!({"ok": true, "result": value, "duration_ms": duration_ms}),
-                )?)?;
+                /// `--json`'s answer, its keys in the order they always had.
+                #[derive(serde::Serialize)]
+                struct Done<'a> {
+                    duration_ms: f64,
+                    ok: bool,
+                    result: &'a JsonText,
+                }
+                let done = Done {
+                    duration_ms,
+                    ok: true,
+                    result: &value,
+                };
+                print_json(&JsonText::parse(serde_json::to_string(&done)?)?)?;
             } else {
-                print_out(&serde_json::to_string_pretty(&value)?)?;
+                print_json(&value)?;
             }
             Ok(EXIT_OK)
         }

@@ -36,6 +36,7 @@ pub mod process;
 pub mod process_policy;
 
 use crate::registry::grant::ToolGrant;
+use crate::util::json_text::JsonText;
 use anyhow::Result;
 use bindings::{CommandTool, CommandToolPre, GuestError};
 use cache::{CacheStatus, ComponentCache};
@@ -110,7 +111,7 @@ pub enum RunError {
 /// The outcome of one run, with what the tool printed.
 #[derive(Debug)]
 pub struct RunOutcome {
-    pub result: Result<serde_json::Value, RunError>,
+    pub result: Result<JsonText, RunError>,
     /// The call ran in a cell built before it (the keeper's spare).
     pub built_ahead: bool,
     pub stdout: CapturedOutput,
@@ -279,7 +280,7 @@ impl Sandbox {
         tool: &PreparedTool,
         grant: &ToolGrant,
         args: &str,
-    ) -> Result<serde_json::Value, RunError> {
+    ) -> Result<JsonText, RunError> {
         let Cell {
             mut store,
             instance,
@@ -357,7 +358,7 @@ async fn call_tool(
     instance: &CommandTool,
     grant: &ToolGrant,
     args: &str,
-) -> Result<serde_json::Value, RunError> {
+) -> Result<JsonText, RunError> {
     let limit = Duration::from_millis(grant.limits.timeout_ms);
     start_budget(store, grant);
     store.data_mut().process.start_clock(Instant::now() + limit);
@@ -371,7 +372,7 @@ async fn call_tool(
                     limit: grant.limits.max_output_bytes,
                 });
             }
-            serde_json::from_str(&text).map_err(|e| RunError::InvalidResult {
+            JsonText::parse(text).map_err(|e| RunError::InvalidResult {
                 message: e.to_string(),
             })
         }
@@ -398,8 +399,8 @@ async fn call_tool(
 /// a search, stands).
 fn guard_verdict(
     refusals: &[fs_guard::Refusal],
-    outcome: Result<serde_json::Value, RunError>,
-) -> Result<serde_json::Value, RunError> {
+    outcome: Result<JsonText, RunError>,
+) -> Result<JsonText, RunError> {
     let denied = |refusal: &fs_guard::Refusal| RunError::Tool {
         kind: ToolErrorKind::Denied,
         message: refusal.message(),

@@ -135,7 +135,7 @@ impl ToolServer {
         let mut answer = match result.value {
             Some(value) => {
                 let mut done = CallToolResult::success(vec![ContentBlock::text(content)]);
-                done.structured_content = value.is_object().then_some(value);
+                done.structured_content = value.is_object().then(|| value.to_value());
                 done
             }
             None => CallToolResult::error(vec![ContentBlock::text(content)]),

@@ -188,7 +188,7 @@ impl HostContext {
             return Err(stop(CANCELLED));
         }
         match result.value {
-            Some(value) => to_dynamic(&value, &format!("the result of `{name}`")),
+            Some(value) => to_dynamic(&value.to_value(), &format!("the result of `{name}`")),
             None => {
                 let error = result.error.unwrap_or(Failure {
                     kind: ErrorKind::Failed,

@@ -1,0 +1,358 @@
+//! JSON kept as the text it came in.
+//!
+//! A tool's result is checked once to be JSON and then passed on, recorded
+//! and printed as the tool wrote it; it becomes a tree only where a tree is
+//! needed (a workflow's value, an MCP answer's structured content). A
+//! 20,000-entry listing took about 13 MB and 6–14 ms to build as a
+//! `serde_json::Value`, and its first touches of fresh memory were most of
+//! a `list_directory` process's page faults; checked as text it takes 1 ms
+//! and no more memory than the text (BENCHMARKS.md, issue 21).
+//!
+//! The text is valid JSON by construction, so [`JsonText::compact`] and
+//! [`JsonText::pretty`] only re-space it: strings are copied byte for byte
+//! (their escapes too), and keys stay in the tool's order.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// serde_json's own limit on nesting when it builds a tree (it refuses the
+/// 128th level): text that passes here always becomes a [`Value`] too.
+const MAX_DEPTH: usize = 127;
+
+/// A JSON document, checked and kept as text.
+#[derive(Debug, Clone)]
+pub struct JsonText(Box<RawValue>);
+
+impl JsonText {
+    /// Checks that `text` is one JSON document, nested no deeper than
+    /// serde_json parses into a tree, and keeps it without copying.
+    pub fn parse(text: String) -> Result<Self, serde_json::Error> {
+        let raw = RawValue::from_string(text)?;
+        if nested_deeper_than(raw.get(), MAX_DEPTH) {
+            return Err(serde::de::Error::custom(format!(
+                "it is nested deeper than {MAX_DEPTH} arrays and objects"
+            )));
+        }
+        Ok(Self(raw))
+    }
+
+    /// The text of `value`, for results made in the host (an MCP server's).
+    pub fn from_value(value: &Value) -> Self {
+        let text = value.to_string();
+        // A `Value` always serialises to a document `parse` takes.
+        Self::parse(text).unwrap_or_else(|_| Self::null())
+    }
+
+    fn null() -> Self {
+        Self(RawValue::NULL.to_owned())
+    }
+
+    /// The text as the tool wrote it.
+    pub fn as_str(&self) -> &str {
+        self.0.get()
+    }
+
+    /// As a tree: for callers that work on the value.
+    pub fn to_value(&self) -> Value {
+        // The text was checked by the same parser with the same limits.
+        serde_json::from_str(self.as_str()).unwrap_or(Value::Null)
+    }
+
+    /// Whether the document is an object.
+    pub fn is_object(&self) -> bool {
+        self.first_byte() == Some(b'{')
+    }
+
+    /// The string the document is, when it is one.
+    pub fn as_string(&self) -> Option<String> {
+        if self.first_byte() != Some(b'"') {
+            return None;
+        }
+        serde_json::from_str(self.as_str()).ok()
+    }
+
+    fn first_byte(&self) -> Option<u8> {
+        self.as_str().bytes().find(|b| !b.is_ascii_whitespace())
+    }
+
+    /// Without whitespace between tokens: what a model is shown.
+    pub fn compact(&self) -> Cow<'_, str> {
+        let text = self.as_str();
+        let mut tokens = Tokens::new(text);
+        if !tokens.any_space() {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len());
+        tokens.for_each(|token| match token {
+            Token::Open(c) | Token::Close(c) | Token::Comma(c) | Token::Colon(c) => out.push(c),
+            Token::Other(s) => out.push_str(s),
+            Token::Empty(pair) => out.push_str(pair),
+        });
+        Cow::Owned(out)
+    }
+
+    /// Indented by two spaces, one member or element a line, `": "` after
+    /// keys: the layout of `serde_json::to_string_pretty`, for people.
+    pub fn pretty(&self) -> String {
+        let mut out = Vec::with_capacity(self.as_str().len() * 3 / 2);
+        self.write_pretty(&mut out)
+            .expect("writing to a Vec cannot fail");
+        // Only ASCII layout was added between whole tokens of a `str`.
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// [`JsonText::pretty`], written to `out` as it is made: a large result
+    /// needs no second copy in memory.
+    pub fn write_pretty(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        const INDENT: &[u8] = b"  ";
+        let newline = |out: &mut dyn std::io::Write, depth: usize| -> std::io::Result<()> {
+            out.write_all(b"\n")?;
+            (0..depth).try_for_each(|_| out.write_all(INDENT))
+        };
+        let mut depth = 0usize;
+        for token in Tokens::new(self.as_str()) {
+            match token {
+                Token::Open(c) => {
+                    out.write_all(&[c as u8])?;
+                    depth += 1;
+                    newline(out, depth)?;
+                }
+                Token::Close(c) => {
+                    depth = depth.saturating_sub(1);
+                    newline(out, depth)?;
+                    out.write_all(&[c as u8])?;
+                }
+                Token::Comma(c) => {
+                    out.write_all(&[c as u8])?;
+                    newline(out, depth)?;
+                }
+                Token::Colon(_) => out.write_all(b": ")?,
+                Token::Other(s) => out.write_all(s.as_bytes())?,
+                Token::Empty(pair) => out.write_all(pair.as_bytes())?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Written into a larger document as it is (serde_json keeps raw text).
+impl serde::Serialize for JsonText {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl PartialEq for JsonText {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+/// The pieces of valid JSON text that layout is about.
+enum Token<'a> {
+    /// `{` or `[` with something inside.
+    Open(char),
+    Close(char),
+    Comma(char),
+    Colon(char),
+    /// `{}` or `[]`, whatever space was inside.
+    Empty(&'static str),
+    /// A string (with its quotes and escapes), a number, or a literal.
+    Other(&'a str),
+}
+
+/// Splits valid JSON text into [`Token`]s, dropping the space between them.
+struct Tokens<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Tokens<'a> {
+    fn new(text: &'a str) -> Self {
+        Self { text, at: 0 }
+    }
+
+    /// Whether the text has any whitespace outside its strings.
+    fn any_space(&mut self) -> bool {
+        let bytes = self.text.as_bytes();
+        let mut at = 0;
+        while at < bytes.len() {
+            match bytes[at] {
+                b'"' => at = string_end(bytes, at),
+                b' ' | b'\n' | b'\r' | b'\t' => return true,
+                _ => at += 1,
+            }
+        }
+        false
+    }
+
+    fn skip_space(&mut self) {
+        let bytes = self.text.as_bytes();
+        while self.at < bytes.len() && bytes[self.at].is_ascii_whitespace() {
+            self.at += 1;
+        }
+    }
+}
+
+impl<'a> Iterator for Tokens<'a> {
+    type Item = Token<'a>;
+
+    fn next(&mut self) -> Option<Token<'a>> {
+        self.skip_space();
+        let bytes = self.text.as_bytes();
+        let start = self.at;
+        let byte = *bytes.get(start)?;
+        self.at += 1;
+        Some(match byte {
+            b'{' | b'[' => {
+                self.skip_space();
+                let close = if byte == b'{' { b'}' } else { b']' };
+                if bytes.get(self.at) == Some(&close) {
+                    self.at += 1;
+                    Token::Empty(if byte == b'{' { "{}" } else { "[]" })
+                } else {
+                    Token::Open(char::from(byte))
+                }
+            }
+            b'}' | b']' => Token::Close(char::from(byte)),
+            b',' => Token::Comma(','),
+            b':' => Token::Colon(':'),
+            b'"' => {
+                self.at = string_end(bytes, start);
+                Token::Other(&self.text[start..self.at])
+            }
+            _ => {
+                while self.at < bytes.len()
+                    && !matches!(
+                        bytes[self.at],
+                        b',' | b':' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'
+                    )
+                {
+                    self.at += 1;
+                }
+                Token::Other(&self.text[start..self.at])
+            }
+        })
+    }
+}
+
+/// Whether valid JSON `text` nests arrays and objects deeper than `limit`.
+fn nested_deeper_than(text: &str, limit: usize) -> bool {
+    let bytes = text.as_bytes();
+    let (mut at, mut depth) = (0, 0usize);
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => {
+                at = string_end(bytes, at);
+                continue;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        at += 1;
+    }
+    false
+}
+
+/// The index just past the string whose opening quote is at `open`.
+fn string_end(bytes: &[u8], open: usize) -> usize {
+    let mut at = open + 1;
+    while let Some(offset) = memchr::memchr2(b'"', b'\\', &bytes[at..]) {
+        at += offset;
+        if bytes[at] == b'\\' {
+            at += 2;
+        } else {
+            return at + 1;
+        }
+    }
+    bytes.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(s: &str) -> JsonText {
+        JsonText::parse(s.to_string()).unwrap()
+    }
+
+    #[test]
+    fn pretty_is_laid_out_as_serde_json_lays_it_out() {
+        // Keys in order already, so serde_json's tree keeps the same order.
+        let cases = [
+            r#"{"a":[1,2,{"x":null}],"b":1,"e":{},"f":[],"s":"a \"q\" \\ , : { ["}"#,
+            "[]",
+            "{}",
+            r#""just a string""#,
+            "-1.5",
+            r#"[[[]],{"k":[{}]},true]"#,
+        ];
+        for case in cases {
+            let tree: Value = serde_json::from_str(case).unwrap();
+            let expected = serde_json::to_string_pretty(&tree).unwrap();
+            assert_eq!(text(case).pretty(), expected, "{case}");
+        }
+        // The tool's order is kept.
+        assert_eq!(
+            text(r#"{"b":1,"a":[1,{}]}"#).pretty(),
+            "{\n  \"b\": 1,\n  \"a\": [\n    1,\n    {}\n  ]\n}"
+        );
+    }
+
+    #[test]
+    fn compact_and_pretty_keep_strings_and_drop_only_the_space_between_tokens() {
+        let spaced = text(" {\n \"a b\" : [ 1 , \"x ,\\\" y\" ] ,\t\"c\" : { } } ");
+        assert_eq!(spaced.compact(), r#"{"a b":[1,"x ,\" y"],"c":{}}"#);
+        assert!(matches!(text(r#"{"a":[1]}"#).compact(), Cow::Borrowed(_)));
+        // Strings and numbers stay as written, escapes too.
+        let written = r#"{"s":"é \u00e9 \n \/","n":1.5e3}"#;
+        assert_eq!(text(written).compact(), written);
+        assert_eq!(
+            text(written).pretty(),
+            "{\n  \"s\": \"é \\u00e9 \\n \\/\",\n  \"n\": 1.5e3\n}"
+        );
+        let again = text(&spaced.pretty());
+        assert_eq!(again.compact(), spaced.compact());
+        assert_eq!(again.to_value(), spaced.to_value());
+    }
+
+    #[test]
+    fn what_is_not_one_json_document_is_refused() {
+        for bad in ["", "{", "{} {}", "{\"a\":1,}", "\"\u{1}\"", "nan"] {
+            assert!(JsonText::parse(bad.to_string()).is_err(), "{bad:?}");
+        }
+        let deep = |n: usize| "[".repeat(n) + "]".repeat(n).as_str();
+        assert!(
+            JsonText::parse(deep(MAX_DEPTH + 1)).is_err(),
+            "past the nesting limit"
+        );
+        let deepest = JsonText::parse(deep(MAX_DEPTH)).unwrap();
+        assert!(deepest.to_value().is_array(), "what passes becomes a tree");
+        assert!(
+            JsonText::parse(format!(r#"["{}"]"#, "[".repeat(500))).is_ok(),
+            "in a string"
+        );
+    }
+
+    #[test]
+    fn kinds_and_values() {
+        assert!(text(" {\"a\":1}").is_object());
+        assert!(!text("[1]").is_object());
+        assert_eq!(text(r#""a\nb""#).as_string().as_deref(), Some("a\nb"));
+        assert_eq!(text("1").as_string(), None);
+        assert_eq!(
+            text(r#"{"a":[1]}"#).to_value(),
+            serde_json::json!({"a": [1]})
+        );
+        let value = serde_json::json!({"z": 1, "a": "é"});
+        assert_eq!(JsonText::from_value(&value).to_value(), value);
+    }
+}
