@@ -8,6 +8,7 @@
 //! folder is exported as `TOOLCELL_GUEST_TARGET_DIR` so that the tests build
 //! their fixture components there and reuse the compiled dependencies.
 
+use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -89,8 +90,12 @@ fn main() {
             "the build did not produce {}",
             wasm.display()
         );
+        // The digest names the compiled component in the compile cache: made
+        // here once, a process need not hash the component at every start.
+        let bytes = std::fs::read(&wasm).expect("reading a built-in component");
+        let digest = hex(&Sha256::digest(&bytes));
         generated.push_str(&format!(
-            "    BuiltinTool {{ crate_dir: {tool:?}, manifest: include_str!({:?}), wasm: include_bytes!({:?}) }},\n",
+            "    BuiltinTool {{ crate_dir: {tool:?}, manifest: include_str!({:?}), wasm: include_bytes!({:?}), wasm_sha256: {digest:?} }},\n",
             manifest.display().to_string(),
             wasm.display().to_string()
         ));
@@ -130,4 +135,9 @@ fn tool_crates(tools_dir: &Path) -> Vec<String> {
         .collect();
     tools.sort();
     tools
+}
+
+/// `bytes` as lower-case hexadecimal.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

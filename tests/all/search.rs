@@ -263,6 +263,39 @@ fn list_directory_honours_ignore_files_and_gives_details_when_asked() {
     assert!(listing["entries"][3]["modified"].as_u64().unwrap() > 1_600_000_000);
 }
 
+/// The listing's JSON is written by hand (`toolcell_guest::json`): names
+/// that JSON must escape come back as they are on disk, in byte order.
+#[test]
+fn list_directory_gives_names_json_must_escape_as_they_are() {
+    let ws = Workspace::new();
+    let names = [
+        "quote\"d.txt",
+        "back\\slash.txt",
+        "line\nbreak.txt",
+        "tab\there.txt",
+        "esc\u{1b}[31mred.txt",
+        "ctl\u{1}\u{8}\u{c}\u{1f}.txt",
+        "del\u{7f}.txt",
+        "名前 ünïcode \u{202e}.txt",
+    ];
+    for name in names {
+        ws.write(&format!("odd/{name}"), "x");
+    }
+    let (code, envelope) = ws.call("list_directory", json!({"path": "odd", "details": true}));
+    assert_eq!(code, 0, "{envelope}");
+    let mut expected: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    expected.sort();
+    let listing = &envelope["result"];
+    assert_eq!(entry_names(listing), expected, "{listing}");
+    assert_eq!(listing["path"], "odd");
+    assert_eq!(listing["truncated"], false);
+    assert!(listing.get("omitted").is_none(), "{listing}");
+    for entry in listing["entries"].as_array().unwrap() {
+        assert_eq!(entry["type"], "file", "{entry}");
+        assert_eq!(entry["size"], 1, "{entry}");
+    }
+}
+
 #[test]
 fn list_directory_says_how_many_entries_it_left_out_and_may_list_more() {
     let ws = Workspace::new();

@@ -17,7 +17,7 @@ use crate::registry::grant::ToolGrant;
 use crate::registry::{Backend, McpTool, Registry, ToolEntry, ToolProblem, ToolSource};
 use crate::sandbox::cache::CacheStatus;
 use crate::sandbox::output::CapturedOutput;
-use crate::sandbox::{PreparedTool, Sandbox, SandboxOptions};
+use crate::sandbox::{PreparedTool, Sandbox, SandboxOptions, StartingSandbox};
 use crate::tool::manifest::ManifestApproval;
 use crate::util::json_text::JsonText;
 use crate::util::problem::Problem;
@@ -57,6 +57,8 @@ pub struct Dispatcher {
     /// Started on the first call: listing tools, or a script that calls
     /// none, never pays for the engine and its instance pool.
     sandbox: OnceLock<Sandbox>,
+    /// A sandbox started ahead on a thread of its own, until it is needed.
+    starting: Mutex<Option<StartingSandbox>>,
     options: SandboxOptions,
     prepared: Mutex<HashMap<String, PreparedTool>>,
     /// The external MCP servers, once started.
@@ -77,6 +79,7 @@ impl Dispatcher {
             config,
             registry,
             sandbox: OnceLock::new(),
+            starting: Mutex::new(None),
             options,
             prepared: Mutex::default(),
             mcp: None,
@@ -147,13 +150,29 @@ impl Dispatcher {
         &self.config
     }
 
-    /// The sandbox, started on first use.
+    /// Uses `starting`, a sandbox being built already, instead of building
+    /// one on first use (see [`Sandbox::start`]).
+    pub fn with_sandbox_starting(self, starting: Option<StartingSandbox>) -> Self {
+        *self.starting.lock().unwrap_or_else(|p| p.into_inner()) = starting;
+        self
+    }
+
+    /// The sandbox, started on first use (or taken from its thread, if it
+    /// was started ahead).
     pub fn sandbox(&self) -> Result<&Sandbox> {
         if let Some(sandbox) = self.sandbox.get() {
             return Ok(sandbox);
         }
-        let sandbox =
-            Sandbox::new(self.options.clone()).context("cannot start the WebAssembly sandbox")?;
+        // Held while it is built: a second caller waits for this one.
+        let mut starting = self.starting.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(sandbox) = self.sandbox.get() {
+            return Ok(sandbox);
+        }
+        let sandbox = match starting.take().and_then(StartingSandbox::wait) {
+            Some(started) => started,
+            None => Sandbox::new(self.options.clone()),
+        }
+        .context("cannot start the WebAssembly sandbox")?;
         Ok(self.sandbox.get_or_init(|| sandbox))
     }
 
@@ -168,14 +187,15 @@ impl Dispatcher {
         {
             return Ok(ready.clone());
         }
-        let wasm = entry
+        let component = entry
             .component()
-            .with_context(|| format!("`{name}` is not a component"))?
+            .with_context(|| format!("`{name}` is not a component"))?;
+        let wasm = component
             .read()
             .with_context(|| format!("cannot read the component of `{name}`"))?;
         let ready = self
             .sandbox()?
-            .prepare(&wasm)
+            .prepare_digested(&wasm, component.known_sha256())
             .with_context(|| format!("the component of `{name}` is unusable"))?;
         match ready.cache {
             CacheStatus::Hit => tracing::info!("{name}: component loaded from the compile cache"),

@@ -44,7 +44,7 @@ mod view;
 use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
 use crate::registry::Registry;
-use crate::sandbox::{Allocation, SandboxOptions};
+use crate::sandbox::{Allocation, Sandbox, SandboxOptions};
 use crate::util::locations;
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -258,12 +258,16 @@ fn open_dispatcher_for_many_calls(config: &Option<PathBuf>) -> Result<Dispatcher
 /// its cell's memory is mapped for it alone. The pool of slots that makes
 /// each of many calls faster costs a one-call process about 1 ms to reserve
 /// and release (BENCHMARKS.md).
+///
+/// The call will need the sandbox: it is started on a thread of its own
+/// while the config and the tools load.
 fn open_dispatcher_for_one_call(config: &Option<PathBuf>) -> Result<Dispatcher> {
     let options = SandboxOptions {
         allocation: Allocation::OnDemand,
         ..sandbox_options()
     };
-    open_dispatcher_with(config, options)
+    let starting = Sandbox::start(options.clone());
+    Ok(open_dispatcher_with(config, options)?.with_sandbox_starting(starting))
 }
 
 fn open_dispatcher_with(config: &Option<PathBuf>, options: SandboxOptions) -> Result<Dispatcher> {

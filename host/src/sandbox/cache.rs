@@ -50,15 +50,30 @@ impl ComponentCache {
 
     /// The cache entry for `wasm`, if there is a cache.
     pub fn entry_path(&self, wasm: &[u8]) -> Option<PathBuf> {
-        let digest = hex::encode(Sha256::digest(wasm));
+        self.entry_for_digest(&hex::encode(Sha256::digest(wasm)))
+    }
+
+    /// The cache entry for the wasm whose SHA-256 is `digest` (hexadecimal).
+    fn entry_for_digest(&self, digest: &str) -> Option<PathBuf> {
         self.dir
             .as_ref()
             .map(|dir| dir.join(format!("{digest}-{}.cwasm", self.engine_key)))
     }
 
-    /// Loads `wasm` precompiled from the cache, or compiles it and stores it.
-    pub fn load(&self, engine: &Engine, wasm: &[u8]) -> Result<(Component, CacheStatus)> {
-        let Some(entry) = self.entry_path(wasm) else {
+    /// Loads `wasm` precompiled from the cache, or compiles it and stores
+    /// it. `sha256` is its digest where the caller knows it (a built-in
+    /// tool's, made when it was built); else it is computed here.
+    pub fn load(
+        &self,
+        engine: &Engine,
+        wasm: &[u8],
+        sha256: Option<&str>,
+    ) -> Result<(Component, CacheStatus)> {
+        let entry = match sha256 {
+            Some(digest) => self.entry_for_digest(digest),
+            None => self.entry_path(wasm),
+        };
+        let Some(entry) = entry else {
             return Ok((Component::new(engine, wasm)?, CacheStatus::Uncached));
         };
         if entry.is_file() {

@@ -1,25 +1,27 @@
-//! `toolcell:tool/files`: many whole files read for a cell at once, on two
-//! threads.
+//! `toolcell:tool/files`: many whole files read for a cell at once, on the
+//! process's worker threads.
 //!
 //! Each path is resolved as the tool's own paths are (see
 //! [`super::folders`]), judged by the file rules (a secret is refused, and
 //! the refusal kept) where it really is, opened beneath its root
 //! ([`open_beneath`]; a link as the last component is not followed, one on
-//! the way only when it stays inside), checked to be a regular file, and read whole. A content search spends most of its
-//! time in these system calls; two threads make them side by side, as
-//! ripgrep does.
+//! the way only when it stays inside), checked to be a regular file, and
+//! read whole: four system calls a file. A content search spends most of
+//! its time in them; the threads of rayon's pool (one a core, started once
+//! a process) make them side by side, as ripgrep does.
 
 use super::bindings::toolcell::tool::files::{Host, ReadError};
 use super::cell::CellState;
 use super::folders::{know_roots, resolve};
 use super::fs_guard::Refusal;
 use crate::util::openat::open_beneath;
+use rayon::prelude::*;
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Files in a batch below which one thread reads them all: starting the
-/// second costs about as much as reading a few small files.
+/// Files in a batch below which the calling thread reads them all: handing
+/// them to the pool costs about as much as reading a few small files.
 const PARALLEL_FROM: usize = 8;
 
 impl Host for CellState {
@@ -56,16 +58,8 @@ impl Host for CellState {
         let results: Vec<_> = if paths.len() < PARALLEL_FROM {
             paths.iter().map(read).collect()
         } else {
-            let (first, second) = paths.split_at(paths.len() / 2);
-            std::thread::scope(|scope| {
-                let other = scope.spawn(|| second.iter().map(read).collect::<Vec<_>>());
-                let mut results: Vec<_> = first.iter().map(read).collect();
-                match other.join() {
-                    Ok(rest) => results.extend(rest),
-                    Err(_) => results.extend(second.iter().map(|_| (Err(ReadError::Failed), None))),
-                }
-                results
-            })
+            // In the order asked, whichever thread read each.
+            paths.par_iter().map(read).collect()
         };
         results
             .into_iter()
@@ -93,22 +87,20 @@ fn read_whole(
     if meta.len() > max_bytes {
         return Err(ReadError::TooLarge);
     }
-    // One byte more than it holds is read (the read that finds the end),
-    // and taken from the budget with the rest.
-    let wanted = meta.len() + 1;
+    let wanted = meta.len();
     budget
         .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
             left.checked_sub(wanted)
         })
         .map_err(|_| ReadError::TooLarge)?;
-    // A file that grew since is still bounded by what was taken.
+    // What it held when it was looked at, at most: one read fills the
+    // buffer, and the read that would find the end is not made (a file
+    // that grew since is searched as it was; one that shrank, as it is).
     let mut contents = Vec::with_capacity(wanted as usize);
     (&mut file)
         .take(wanted)
         .read_to_end(&mut contents)
         .map_err(|e| read_error(&e))?;
-    // It grew since: searched as it was when it was looked at.
-    contents.truncate(meta.len() as usize);
     Ok(contents)
 }
 

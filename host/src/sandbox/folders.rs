@@ -28,7 +28,9 @@ impl Host for CellState {
         )
         .map_err(|e| list_error(&e))?;
         self.files.secret(&host).map_err(|_| ListError::Denied)?;
-        let entries = read_folder(opened).map_err(|e| list_error(&e))?;
+        let mut entries = read_folder(opened).map_err(|e| list_error(&e))?;
+        // Sorted here, natively: in the cell it took a tenth of a listing.
+        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(entries
             .into_iter()
             .filter_map(|(name, kind)| {

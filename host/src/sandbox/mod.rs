@@ -195,6 +195,18 @@ impl Sandbox {
         })
     }
 
+    /// Starts a sandbox on a thread of its own, for a caller that knows a
+    /// call will come and has other work first (a one-call process loads
+    /// its config and tools meanwhile): the engine and the linker take
+    /// about a millisecond. `None` if no thread could be started.
+    pub fn start(options: SandboxOptions) -> Option<StartingSandbox> {
+        std::thread::Builder::new()
+            .name("toolcell-sandbox".into())
+            .spawn(move || Sandbox::new(options))
+            .map(StartingSandbox)
+            .ok()
+    }
+
     pub fn cache(&self) -> &ComponentCache {
         &self.cache
     }
@@ -202,8 +214,14 @@ impl Sandbox {
     /// Compiles (or loads from the cache) and links a tool component,
     /// checking that it is a component implementing `toolcell:tool`.
     pub fn prepare(&self, wasm: &[u8]) -> Result<PreparedTool> {
+        self.prepare_digested(wasm, None)
+    }
+
+    /// [`Sandbox::prepare`], for a component whose SHA-256 (hexadecimal)
+    /// is known already: its compile-cache entry is found without hashing it.
+    pub fn prepare_digested(&self, wasm: &[u8], sha256: Option<&str>) -> Result<PreparedTool> {
         check_component_header(wasm)?;
-        let (component, cache) = self.cache.load(&self.engine, wasm).map_err(|e| {
+        let (component, cache) = self.cache.load(&self.engine, wasm, sha256).map_err(|e| {
             anyhow::anyhow!("it is not a valid WebAssembly component ({e:#})\n  fix: rebuild it with a component toolchain (cargo --target wasm32-wasip2, componentize-py, componentize-js)")
         })?;
         let pre = self.linker.instantiate_pre(&component).map_err(|e| {
@@ -292,6 +310,16 @@ impl Sandbox {
             None => drop(store),
         }
         result
+    }
+}
+
+/// A sandbox being built on a thread of its own ([`Sandbox::start`]).
+pub struct StartingSandbox(std::thread::JoinHandle<Result<Sandbox>>);
+
+impl StartingSandbox {
+    /// The sandbox, once built; `None` if its thread panicked.
+    pub fn wait(self) -> Option<Result<Sandbox>> {
+        self.0.join().ok()
     }
 }
 

@@ -6,6 +6,26 @@ pub struct BuiltinTool {
     pub crate_dir: &'static str,
     pub manifest: &'static str,
     pub wasm: &'static [u8],
+    /// The SHA-256 of `wasm` in hexadecimal, made when it was built.
+    pub wasm_sha256: &'static str,
 }
 
 include!(concat!(env!("OUT_DIR"), "/builtin_tools.rs"));
+
+#[cfg(test)]
+mod tests {
+    use super::BUILTIN_TOOLS;
+    use sha2::{Digest, Sha256};
+
+    #[test]
+    fn each_digest_is_its_components() {
+        for tool in BUILTIN_TOOLS {
+            assert_eq!(
+                tool.wasm_sha256,
+                hex::encode(Sha256::digest(tool.wasm)),
+                "{}",
+                tool.crate_dir
+            );
+        }
+    }
+}

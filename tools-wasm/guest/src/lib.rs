@@ -15,12 +15,15 @@
 //!   `wasi:filesystem`, for tools that read many files;
 //! - [`walk`]: walking folders by names and types (`toolcell:tool/folders`),
 //!   with ignore files honoured as ripgrep honours them;
+//! - [`json`]: JSON text written directly, for results too large to build
+//!   as values first;
 //! - [`files`]: atomic writes, text decoding (binary refused), hashes and the
 //!   workspace trash, shared by the tools that change files.
 
 pub mod descriptors;
 pub mod error;
 pub mod files;
+pub mod json;
 pub mod path;
 pub mod walk;
 
@@ -47,15 +50,23 @@ use serde::de::DeserializeOwned;
 ///
 /// ```ignore
 /// toolcell_guest::tool!(read);   // fn read(args: Args) -> Result<Out, ToolError>
+/// toolcell_guest::tool!(text: list);   // fn list(args: Args) -> Result<String, ToolError>
 /// ```
 #[macro_export]
 macro_rules! tool {
+    // A tool that writes its JSON result itself ([`run_text`]).
+    (text: $body:path) => {
+        $crate::tool!(@exported $crate::run_text, $body);
+    };
     ($body:path) => {
+        $crate::tool!(@exported $crate::run, $body);
+    };
+    (@exported $runner:path, $body:path) => {
         struct ToolcellTool;
 
         impl $crate::Tool for ToolcellTool {
             fn call(args: String) -> Result<String, $crate::ToolError> {
-                $crate::run(&args, $body)
+                $runner(&args, $body)
             }
         }
 
@@ -76,9 +87,27 @@ where
     A: DeserializeOwned,
     R: Serialize,
 {
-    let parsed: A = serde_json::from_str(args)
-        .map_err(|e| ToolError::InvalidArgs(format!("the arguments do not fit: {e}")))?;
-    let value = body(parsed)?;
+    let value = body(parse_args(args)?)?;
     serde_json::to_string(&value)
         .map_err(|e| ToolError::Failed(format!("could not encode the result as JSON: {e}")))
+}
+
+/// [`run`] for a tool whose `body` writes its JSON result as text itself
+/// ([`json`]): a large result is then never held twice, as values and as
+/// text. The host checks it is JSON like any other result.
+pub fn run_text<A>(
+    args: &str,
+    body: impl FnOnce(A) -> Result<String, ToolError>,
+) -> Result<String, ToolError>
+where
+    A: DeserializeOwned,
+{
+    body(parse_args(args)?)
+}
+
+/// The call's arguments, or `invalid-args` naming the field serde
+/// complained about.
+fn parse_args<A: DeserializeOwned>(args: &str) -> Result<A, ToolError> {
+    serde_json::from_str(args)
+        .map_err(|e| ToolError::InvalidArgs(format!("the arguments do not fit: {e}")))
 }

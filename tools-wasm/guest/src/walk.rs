@@ -81,7 +81,10 @@ pub enum Flow {
 /// The entries of the folder at workspace-relative `path`, sorted by name.
 pub fn entries(path: &WorkspacePath) -> Result<Vec<folders::FolderEntry>, ToolError> {
     let mut entries = folders::entries(path.as_str()).map_err(|e| list_error(path.as_str(), e))?;
-    entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    // The host sorts them; checked, as it costs one comparison an entry.
+    if !entries.is_sorted_by(|a, b| a.name <= b.name) {
+        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+    }
     Ok(entries)
 }
 
@@ -106,8 +109,15 @@ pub fn walk(
         visit,
         rules,
         stopped: false,
+        // The walked folder's own entries are named without it when it is
+        // the workspace itself (`src`, not `./src`).
+        path: match root.as_str() {
+            "." => String::new(),
+            dir => dir.to_string(),
+        },
+        shown: String::new(),
     };
-    walker.folder(root, "", 1, top);
+    walker.folder(root, 1, top);
     Ok(())
 }
 
@@ -117,32 +127,32 @@ struct Walker<'v> {
     /// The ignore rules of the folders from the top down to the current one.
     rules: Vec<IgnoreRules>,
     stopped: bool,
+    /// The workspace-relative path of the entry being visited, and the
+    /// same relative to the walked folder: built in place, one buffer each
+    /// for the whole walk, not two strings an entry.
+    path: String,
+    shown: String,
 }
 
 impl Walker<'_> {
-    fn folder(
-        &mut self,
-        dir: &WorkspacePath,
-        shown_dir: &str,
-        depth: usize,
-        listed: Vec<folders::FolderEntry>,
-    ) {
+    fn folder(&mut self, dir: &WorkspacePath, depth: usize, listed: Vec<folders::FolderEntry>) {
+        let (path_base, shown_base) = (self.path.len(), self.shown.len());
         for entry in listed {
             if self.stopped {
                 return;
             }
-            let path = joined(dir.as_str(), ".", &entry.name);
-            let shown = joined(shown_dir, "", &entry.name);
+            name_in(&mut self.path, path_base, &entry.name);
+            name_in(&mut self.shown, shown_base, &entry.name);
             let visited = Visited {
-                path: &path,
-                shown: &shown,
+                path: &self.path,
+                shown: &self.shown,
                 name: &entry.name,
                 kind: entry.kind,
                 depth,
             };
             let is_dir = entry.kind == EntryKind::Directory;
             let verdict = if self.options.honour_ignore_files {
-                matched(&self.rules, &path, is_dir)
+                matched(&self.rules, &self.path, is_dir)
             } else {
                 Match::None
             };
@@ -174,7 +184,7 @@ impl Walker<'_> {
                     if self.options.honour_ignore_files {
                         self.rules.push(IgnoreRules::of(&folder, &inner));
                     }
-                    self.folder(&folder, &shown, depth + 1, inner);
+                    self.folder(&folder, depth + 1, inner);
                     if self.options.honour_ignore_files {
                         self.rules.pop();
                     }
@@ -189,16 +199,14 @@ impl Walker<'_> {
     }
 }
 
-/// `name` in the folder `dir`, which is `top` for the top of the walk.
-fn joined(dir: &str, top: &str, name: &str) -> String {
-    if dir == top {
-        return name.to_string();
+/// Makes `path`, whose first `base` bytes name a folder (none: the top of
+/// the walk), name the entry `name` in it.
+fn name_in(path: &mut String, base: usize, name: &str) {
+    path.truncate(base);
+    if base > 0 {
+        path.push('/');
     }
-    let mut path = String::with_capacity(dir.len() + 1 + name.len());
-    path.push_str(dir);
-    path.push('/');
     path.push_str(name);
-    path
 }
 
 /// The ignore files of one folder.

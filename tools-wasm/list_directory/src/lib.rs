@@ -5,11 +5,11 @@
 //! each entry, so they come only with `details`. Ignore files are honoured
 //! as `search_files` honours them unless `include_ignored` is set.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::time::UNIX_EPOCH;
-use toolcell_guest::ToolError;
 use toolcell_guest::path::WorkspacePath;
 use toolcell_guest::walk::{self, EntryKind, Event, Flow, WalkOptions};
+use toolcell_guest::{ToolError, json};
 
 /// Depth of a recursive listing when none is given: shows a project's shape
 /// without walking every dependency folder.
@@ -47,28 +47,17 @@ struct Args {
     details: bool,
 }
 
-#[derive(Serialize)]
-struct Entry {
-    name: String,
-    #[serde(rename = "type")]
-    kind: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    size: Option<u64>,
-    /// Seconds since the Unix epoch, if the file system reports it.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    modified: Option<u64>,
-}
-
-#[derive(Serialize)]
+/// The listing's JSON, written as the walk goes: `{"path", "entries": [{"name",
+/// "type", "size"?, "modified"?}], "truncated", "omitted"?, "omitted_at_least"?,
+/// "hidden_skipped", "ignored_skipped"}`. Written directly, a listing of
+/// thousands of entries is held once, as its text, not also as values.
 struct Listing {
-    path: String,
-    entries: Vec<Entry>,
-    truncated: bool,
+    /// The text so far: the object's opening and the entries listed.
+    json: String,
+    listed: usize,
     /// Entries that would have been listed past `max_entries`.
-    #[serde(skip_serializing_if = "is_zero")]
     omitted: usize,
     /// The walk stopped counting them at [`MAX_COUNTED`]: more were left out.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     omitted_at_least: bool,
     /// Entries left out because they are hidden (names starting with `.`).
     hidden_skipped: usize,
@@ -76,13 +65,83 @@ struct Listing {
     ignored_skipped: usize,
 }
 
-fn is_zero(n: &usize) -> bool {
-    *n == 0
+/// Room the listing's text starts with: a listing of a few hundred
+/// entries never grows it.
+const LISTING_START_BYTES: usize = 32 << 10;
+
+impl Listing {
+    fn new(path: &str) -> Self {
+        let mut json = String::with_capacity(LISTING_START_BYTES);
+        json.push('{');
+        json::push_key(&mut json, "path");
+        json::push_str(&mut json, path);
+        json.push(',');
+        json::push_key(&mut json, "entries");
+        json.push('[');
+        Self {
+            json,
+            listed: 0,
+            omitted: 0,
+            omitted_at_least: false,
+            hidden_skipped: 0,
+            ignored_skipped: 0,
+        }
+    }
+
+    fn push(&mut self, name: &str, kind: &str, details: Option<(u64, Option<u64>)>) {
+        let out = &mut self.json;
+        if self.listed > 0 {
+            out.push(',');
+        }
+        self.listed += 1;
+        out.push_str("{\"name\":");
+        json::push_str(out, name);
+        // The kinds are plain words.
+        out.push_str(",\"type\":\"");
+        out.push_str(kind);
+        out.push('"');
+        if let Some((size, modified)) = details {
+            out.push(',');
+            json::push_key(out, "size");
+            json::push_u64(out, size);
+            if let Some(modified) = modified {
+                out.push(',');
+                json::push_key(out, "modified");
+                json::push_u64(out, modified);
+            }
+        }
+        out.push('}');
+    }
+
+    fn finish(self) -> String {
+        let mut out = self.json;
+        out.push_str("],");
+        json::push_key(&mut out, "truncated");
+        out.push_str(if self.omitted > 0 { "true" } else { "false" });
+        if self.omitted > 0 {
+            out.push(',');
+            json::push_key(&mut out, "omitted");
+            json::push_u64(&mut out, self.omitted as u64);
+        }
+        if self.omitted_at_least {
+            out.push(',');
+            json::push_key(&mut out, "omitted_at_least");
+            out.push_str("true");
+        }
+        out.push(',');
+        json::push_key(&mut out, "hidden_skipped");
+        json::push_u64(&mut out, self.hidden_skipped as u64);
+        out.push(',');
+        json::push_key(&mut out, "ignored_skipped");
+        json::push_u64(&mut out, self.ignored_skipped as u64);
+        out.push('}');
+        out
+    }
 }
 
-toolcell_guest::tool!(list);
+toolcell_guest::tool!(text: list);
 
-fn list(args: Args) -> Result<Listing, ToolError> {
+fn list(args: Args) -> Result<String, ToolError> {
     let root = WorkspacePath::parse(&args.path)?;
     let max_depth = if args.recursive {
         args.max_depth.unwrap_or(DEFAULT_MAX_DEPTH).max(1)
@@ -114,21 +173,12 @@ fn list(args: Args) -> Result<Listing, ToolError> {
             wanted.contains(&ext)
         }
     };
-    let mut listing = Listing {
-        path: root.as_str().to_string(),
-        entries: Vec::new(),
-        truncated: false,
-        omitted: 0,
-        omitted_at_least: false,
-        hidden_skipped: 0,
-        ignored_skipped: 0,
-    };
+    let mut listing = Listing::new(root.as_str());
     let options = WalkOptions {
         max_depth,
         include_hidden: args.include_hidden,
         honour_ignore_files: !args.include_ignored,
     };
-    let mut counted = 0;
     walk::walk(&root, options, &mut |event| {
         let visited = match event {
             Event::Entry(visited) => visited,
@@ -149,37 +199,30 @@ fn list(args: Args) -> Result<Listing, ToolError> {
         if !listed {
             return Flow::Continue;
         }
-        if listing.entries.len() >= max_entries {
-            listing.truncated = true;
+        if listing.listed >= max_entries {
             listing.omitted += 1;
-            counted += 1;
-            if counted >= MAX_COUNTED {
+            if listing.omitted >= MAX_COUNTED {
                 listing.omitted_at_least = true;
                 return Flow::Stop;
             }
             return Flow::Continue;
         }
-        let (size, modified) = if args.details {
-            details(visited.path, visited.kind)
-        } else {
-            (None, None)
-        };
-        listing.entries.push(Entry {
-            name: visited.shown.to_string(),
-            kind: visited.kind.name(),
-            size,
-            modified,
-        });
+        let details = args
+            .details
+            .then(|| details(visited.path, visited.kind))
+            .flatten();
+        listing.push(visited.shown, visited.kind.name(), details);
         Flow::Continue
     })?;
-    Ok(listing)
+    Ok(listing.finish())
 }
 
 /// The size (0 for a folder) and modified time of the entry at `path`,
-/// from one `stat` that does not follow a link.
-fn details(path: &str, kind: EntryKind) -> (Option<u64>, Option<u64>) {
+/// from one `stat` that does not follow a link; `None` if it cannot be
+/// looked at (it went since it was listed).
+fn details(path: &str, kind: EntryKind) -> Option<(u64, Option<u64>)> {
     let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return (None, None);
+        return None;
     };
     let size = if kind == EntryKind::Directory {
         0
@@ -191,5 +234,5 @@ fn details(path: &str, kind: EntryKind) -> (Option<u64>, Option<u64>) {
         .ok()
         .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map(|d| d.as_secs());
-    (Some(size), modified)
+    Some((size, modified))
 }
