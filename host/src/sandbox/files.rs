@@ -1,5 +1,5 @@
 //! `toolcell:tool/files`: many whole files read for a cell at once, on the
-//! process's worker threads.
+//! calling thread and the process's readers.
 //!
 //! Each path is resolved as the tool's own paths are (see
 //! [`super::folders`]), judged by the file rules (a secret is refused, and
@@ -7,22 +7,25 @@
 //! ([`open_beneath`]; a link as the last component is not followed, one on
 //! the way only when it stays inside), checked to be a regular file, and
 //! read whole: four system calls a file. A content search spends most of
-//! its time in them; the threads of rayon's pool (one a core, started once
-//! a process) make them side by side, as ripgrep does.
+//! its time in them; the calling thread and a reader a further core make
+//! them side by side, as ripgrep does, each taking the next file.
 
 use super::bindings::toolcell::tool::files::{Host, ReadError};
 use super::cell::CellState;
 use super::folders::{know_roots, resolve};
 use super::fs_guard::Refusal;
 use crate::util::openat::open_beneath;
-use rayon::prelude::*;
 use std::io::Read;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-/// Files in a batch below which the calling thread reads them all: handing
-/// them to the pool costs about as much as reading a few small files.
+/// Files in a batch below which the calling thread reads them all: waking
+/// a reader costs about as much as reading a few small files.
 const PARALLEL_FROM: usize = 8;
+
+/// One file read: its contents or why not, and a refusal to keep.
+type Outcome = (Result<Vec<u8>, ReadError>, Option<Refusal>);
 
 impl Host for CellState {
     async fn read_many(
@@ -37,7 +40,7 @@ impl Host for CellState {
         let max_bytes = max_bytes.min(budget.load(Ordering::Relaxed));
         let guard = &self.files;
         // Judged and read side by side; a refusal is kept afterwards.
-        let read = |path: &String| -> (Result<Vec<u8>, ReadError>, Option<Refusal>) {
+        let read = |path: &String| -> Outcome {
             let Some((root, inside)) = resolve(guard.root_dirs(), path) else {
                 return (Err(ReadError::Denied), None);
             };
@@ -55,12 +58,7 @@ impl Host for CellState {
             }
             (read_whole(opened.into(), max_bytes, &budget), None)
         };
-        let results: Vec<_> = if paths.len() < PARALLEL_FROM {
-            paths.iter().map(read).collect()
-        } else {
-            // In the order asked, whichever thread read each.
-            paths.par_iter().map(read).collect()
-        };
+        let results = side_by_side(&paths, read);
         results
             .into_iter()
             .map(|(contents, refusal)| {
@@ -71,6 +69,65 @@ impl Host for CellState {
             })
             .collect()
     }
+}
+
+/// `read` of each of `paths`, in their order: made by the calling thread
+/// and the readers side by side, each taking the next path as it is free.
+fn side_by_side(paths: &[String], read: impl Fn(&String) -> Outcome + Sync) -> Vec<Outcome> {
+    let Some(pool) = readers().filter(|_| paths.len() >= PARALLEL_FROM) else {
+        return paths.iter().map(read).collect();
+    };
+    let next = AtomicUsize::new(0);
+    // Which thread read which is found again by the order each took them.
+    let taken = || {
+        let mut done = Vec::new();
+        loop {
+            let at = next.fetch_add(1, Ordering::Relaxed);
+            let Some(path) = paths.get(at) else {
+                return done;
+            };
+            done.push((at, read(path)));
+        }
+    };
+    let mut theirs: Vec<Vec<(usize, Outcome)>> = (0..pool.current_num_threads())
+        .map(|_| Vec::new())
+        .collect();
+    let mut mine = Vec::new();
+    pool.in_place_scope(|scope| {
+        for part in theirs.iter_mut() {
+            let taken = &taken;
+            scope.spawn(move |_| *part = taken());
+        }
+        mine = taken();
+    });
+    let mut outcomes: Vec<Option<Outcome>> = paths.iter().map(|_| None).collect();
+    for (at, outcome) in mine.into_iter().chain(theirs.into_iter().flatten()) {
+        outcomes[at] = Some(outcome);
+    }
+    outcomes
+        .into_iter()
+        .map(|outcome| outcome.unwrap_or((Err(ReadError::Failed), None)))
+        .collect()
+}
+
+/// The readers: a thread a core past the caller's, started on first use;
+/// `None` on one core, or where no thread could be started.
+fn readers() -> Option<&'static rayon::ThreadPool> {
+    static READERS: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
+    READERS
+        .get_or_init(|| {
+            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+            (cores > 1)
+                .then(|| {
+                    rayon::ThreadPoolBuilder::new()
+                        .num_threads(cores - 1)
+                        .thread_name(|i| format!("toolcell-read-{i}"))
+                        .build()
+                        .ok()
+                })
+                .flatten()
+        })
+        .as_ref()
 }
 
 /// The whole of the opened `file`, if it is a regular file of at most

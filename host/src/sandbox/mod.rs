@@ -11,7 +11,7 @@
 //!   the user's secrets out of reach;
 //! - `folders`: `toolcell:tool/folders`, a folder's names and types without
 //!   a `stat` of each entry; `files`: `toolcell:tool/files`, many files read
-//!   at once on two threads;
+//!   at once, by the calling thread and a reader a further core;
 //! - [`bindings`]: the generated host side of `toolcell:tool`;
 //! - `keeper`: with [`SandboxOptions::ready_ahead`], the next cell of a tool
 //!   built before its call and used ones torn down, on a thread of their own.
