@@ -42,7 +42,9 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// How often the config file is checked for changes: a `stat` every few
-/// seconds costs nothing measurable, and an edit takes effect quickly.
+/// seconds costs nothing measurable, and an edit takes effect quickly (at
+/// the second poll that finds it unchanged since, so a file being written
+/// is never loaded half-written).
 pub const RELOAD_POLL: Duration = Duration::from_secs(2);
 
 /// Old runs are pruned at start and then this often.
@@ -103,6 +105,7 @@ pub async fn run<C: Clock>(
         dispatcher: Arc::new(dispatcher_for(&config, &options)?),
         config_file: config_file.to_path_buf(),
         config_stamp,
+        settling: None,
         config,
         slots: BTreeMap::new(),
         retries: Vec::new(),
@@ -131,6 +134,9 @@ pub async fn run<C: Clock>(
 struct Daemon<C: Clock> {
     config_file: PathBuf,
     config_stamp: Stamp,
+    /// A change of the config file seen at the last poll, loaded once the
+    /// file is the same at the next one.
+    settling: Option<Stamp>,
     config: WorkspaceConfig,
     dispatcher: Arc<Dispatcher>,
     slots: BTreeMap<String, Slot>,
@@ -499,8 +505,18 @@ impl<C: Clock> Daemon<C> {
         }
         let now_stamp = stamp(&self.config_file);
         if now_stamp == self.config_stamp {
+            self.settling = None;
             return;
         }
+        // Loaded once it has stopped changing: the same at two polls in a
+        // row. A save that truncates the file and then writes it, caught
+        // between the two, would otherwise load as an empty config (no
+        // schedules), and a broken one after it keep that.
+        if self.settling != Some(now_stamp) {
+            self.settling = Some(now_stamp);
+            return;
+        }
+        self.settling = None;
         self.config_stamp = now_stamp;
         self.reloading = true;
         let (file, options, tx) = (
