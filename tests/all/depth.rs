@@ -361,3 +361,44 @@ fn the_daemon_outlives_a_schedule_that_nests_too_deep_or_imports_itself() {
         "the daemon is still running"
     );
 }
+
+/// A tool's result nested as deep as a result may be (127 levels) prints,
+/// alone and inside `--json`'s envelope, which is a level deeper: the
+/// envelope is laid out around the result's text, not parsed again.
+#[test]
+fn a_result_at_the_nesting_limit_prints_alone_and_in_the_json_envelope() {
+    let ws = Workspace::new();
+    ws.install_probe();
+    ws.write("toolcell.toml", "[tools.probe]\napproval = \"auto\"\n");
+    // `echo` returns its arguments: an object around 126 arrays.
+    let args = format!(
+        r#"{{"action":"echo","x":{}1{}}}"#,
+        "[".repeat(126),
+        "]".repeat(126)
+    );
+    ws.write("args.json", &args);
+    let plain = ws.run(&["tools", "call", "probe", "--args-file", "args.json"]);
+    assert_eq!(plain.code, 0, "{plain:?}");
+    assert_eq!(plain.stdout.matches('[').count(), 126, "{plain:?}");
+    let enveloped = ws.run(&[
+        "tools",
+        "call",
+        "probe",
+        "--args-file",
+        "args.json",
+        "--json",
+    ]);
+    assert_eq!(enveloped.code, 0, "{enveloped:?}");
+    assert!(
+        enveloped.stdout.starts_with("{\n  \"duration_ms\": "),
+        "{enveloped:?}"
+    );
+    assert!(
+        enveloped.stdout.contains(
+            "\n  \"ok\": true,\n  \"result\": {\n    \"action\": \"echo\",\n    \"x\": [\n      [\n"
+        ),
+        "{enveloped:?}"
+    );
+    assert_eq!(enveloped.stdout.matches('[').count(), 126, "{enveloped:?}");
+    assert!(enveloped.stdout.ends_with("\n  }\n}\n"), "{enveloped:?}");
+}

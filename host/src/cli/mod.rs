@@ -185,18 +185,25 @@ fn print_out(text: &str) -> Result<()> {
     Ok(())
 }
 
-/// Prints a JSON result laid out for people. Shown visibly on a terminal;
-/// elsewhere written as it is laid out, so a large result is not copied
-/// again.
+/// Prints a JSON result laid out for people.
 fn print_json(json: &crate::util::json_text::JsonText) -> Result<()> {
+    print_laid_out(|out| json.write_pretty(out))
+}
+
+/// Prints what `write` lays out, and a newline. Shown visibly on a
+/// terminal; elsewhere written as it is laid out, so a large result is not
+/// copied again.
+fn print_laid_out(write: impl Fn(&mut dyn Write) -> std::io::Result<()>) -> Result<()> {
     let stdout = std::io::stdout();
     if stdout.is_terminal() {
-        return print_out(&json.pretty());
+        let mut text = Vec::new();
+        write(&mut text)?;
+        return print_out(&String::from_utf8_lossy(&text));
     }
     /// Large enough that a big result takes few writes.
     const CHUNK: usize = 64 << 10;
     let mut out = std::io::BufWriter::with_capacity(CHUNK, stdout.lock());
-    json.write_pretty(&mut out)?;
+    write(&mut out)?;
     out.write_all(b"\n")?;
     out.flush()?;
     Ok(())

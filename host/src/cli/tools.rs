@@ -2,7 +2,7 @@
 
 use super::{
     EXIT_DENIED, EXIT_ERROR, EXIT_OK, EXIT_TOOL_FAILED, load_workspace, open_dispatcher,
-    print_json, print_out,
+    print_json, print_laid_out, print_out,
 };
 use crate::approval::StandingApprovals;
 use crate::call::dispatch::Dispatcher;
@@ -19,7 +19,6 @@ use crate::registry::grant::{ApprovalSource, ToolGrant};
 use crate::registry::{Backend, Registry, ToolEntry};
 use crate::sandbox::Sandbox;
 use crate::tool::manifest::ManifestApproval;
-use crate::util::json_text::JsonText;
 use crate::util::locations;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
@@ -605,19 +604,18 @@ fn call(
     match (result.value, result.error) {
         (Some(value), _) => {
             if json {
-                /// `--json`'s answer, its keys in the order they always had.
-                #[derive(serde::Serialize)]
-                struct Done<'a> {
-                    duration_ms: f64,
-                    ok: bool,
-                    result: &'a JsonText,
-                }
-                let done = Done {
-                    duration_ms,
-                    ok: true,
-                    result: &value,
-                };
-                print_json(&JsonText::parse(serde_json::to_string(&done)?)?)?;
+                // `--json`'s answer, its keys in the order they always had,
+                // laid out around the result's text: parsed again one level
+                // deeper, a result at the nesting limit would be refused.
+                let duration = serde_json::to_string(&duration_ms)?;
+                print_laid_out(|out| {
+                    write!(
+                        out,
+                        "{{\n  \"duration_ms\": {duration},\n  \"ok\": true,\n  \"result\": "
+                    )?;
+                    value.write_pretty_at(out, 1)?;
+                    out.write_all(b"\n}")
+                })?;
             } else {
                 print_json(&value)?;
             }

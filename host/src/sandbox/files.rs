@@ -100,14 +100,13 @@ fn side_by_side(paths: &[String], read: impl Fn(&String) -> Outcome + Sync) -> V
         }
         mine = taken();
     });
-    let mut outcomes: Vec<Option<Outcome>> = paths.iter().map(|_| None).collect();
-    for (at, outcome) in mine.into_iter().chain(theirs.into_iter().flatten()) {
-        outcomes[at] = Some(outcome);
-    }
-    outcomes
+    // Each path was taken once (a panic would have ended the scope).
+    let mut read: Vec<(usize, Outcome)> = mine
         .into_iter()
-        .map(|outcome| outcome.unwrap_or((Err(ReadError::Failed), None)))
-        .collect()
+        .chain(theirs.into_iter().flatten())
+        .collect();
+    read.sort_unstable_by_key(|(at, _)| *at);
+    read.into_iter().map(|(_, outcome)| outcome).collect()
 }
 
 /// The readers: a thread a core past the caller's, started on first use;

@@ -26,7 +26,7 @@ use super::events::{Event, local_time};
 use super::launch::unattended_launch;
 use super::lock::DaemonLock;
 use super::plan::{self, AfterFailure, Fire, OnFire};
-use super::reload::{self, Loaded, Reload, Stamp, dispatcher_for, stamp};
+use super::reload::{self, ConfigWatch, Loaded, Reload, dispatcher_for, stamp};
 use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
 use crate::config::schedule::ScheduleConfig;
@@ -104,8 +104,7 @@ pub async fn run<C: Clock>(
     let mut daemon = Daemon {
         dispatcher: Arc::new(dispatcher_for(&config, &options)?),
         config_file: config_file.to_path_buf(),
-        config_stamp,
-        settling: None,
+        config_watch: ConfigWatch::new(config_stamp),
         config,
         slots: BTreeMap::new(),
         retries: Vec::new(),
@@ -133,10 +132,7 @@ pub async fn run<C: Clock>(
 
 struct Daemon<C: Clock> {
     config_file: PathBuf,
-    config_stamp: Stamp,
-    /// A change of the config file seen at the last poll, loaded once the
-    /// file is the same at the next one.
-    settling: Option<Stamp>,
+    config_watch: ConfigWatch,
     config: WorkspaceConfig,
     dispatcher: Arc<Dispatcher>,
     slots: BTreeMap<String, Slot>,
@@ -503,21 +499,9 @@ impl<C: Clock> Daemon<C> {
         if self.reloading {
             return;
         }
-        let now_stamp = stamp(&self.config_file);
-        if now_stamp == self.config_stamp {
-            self.settling = None;
+        if !self.config_watch.poll(stamp(&self.config_file)) {
             return;
         }
-        // Loaded once it has stopped changing: the same at two polls in a
-        // row. A save that truncates the file and then writes it, caught
-        // between the two, would otherwise load as an empty config (no
-        // schedules), and a broken one after it keep that.
-        if self.settling != Some(now_stamp) {
-            self.settling = Some(now_stamp);
-            return;
-        }
-        self.settling = None;
-        self.config_stamp = now_stamp;
         self.reloading = true;
         let (file, options, tx) = (
             self.config_file.clone(),
@@ -536,7 +520,7 @@ impl<C: Clock> Daemon<C> {
             Ok(Reload::Held { wider, fingerprint }) => {
                 // Looked at again at every poll, so that `toolcell trust`
                 // applies it; said once per version of the file.
-                self.config_stamp = None;
+                self.config_watch.forget();
                 if self.held != fingerprint {
                     self.held = fingerprint;
                     self.log(None, Event::ReloadHeld { widens: wider });

@@ -45,6 +45,51 @@ pub fn stamp(file: &Path) -> Stamp {
     Some((meta.modified().ok()?, meta.len(), meta.ino()))
 }
 
+/// When a config file polled now and then is to be loaded again: once it
+/// changed since it was loaded and has stopped changing, the same at two
+/// polls in a row. A save that truncates the file and then writes it,
+/// caught between the two, would otherwise load as an empty config (no
+/// schedules), and a broken edit after it keep that.
+#[derive(Debug)]
+pub struct ConfigWatch {
+    /// The file as it was last loaded (`None`: load it again once settled).
+    loaded: Stamp,
+    /// A change seen at the last poll.
+    settling: Option<Stamp>,
+}
+
+impl ConfigWatch {
+    /// Watching a file loaded as `loaded` was.
+    pub fn new(loaded: Stamp) -> Self {
+        Self {
+            loaded,
+            settling: None,
+        }
+    }
+
+    /// Whether the file, `now` at this poll, is to be loaded now (and is
+    /// then taken as loaded).
+    pub fn poll(&mut self, now: Stamp) -> bool {
+        if now == self.loaded {
+            self.settling = None;
+            return false;
+        }
+        if self.settling != Some(now) {
+            self.settling = Some(now);
+            return false;
+        }
+        self.settling = None;
+        self.loaded = now;
+        true
+    }
+
+    /// Looks at the file again at the polls to come, changed or not (a
+    /// config held back until `toolcell trust`).
+    pub fn forget(&mut self) {
+        self.loaded = None;
+    }
+}
+
 /// Loads `file` for a reload of the daemon now running `running`.
 pub fn load(file: &Path, options: &DaemonOptions, running: &WorkspaceConfig) -> Loaded {
     let config = WorkspaceConfig::load_with_trust(file, options.trust.as_ref())?;
@@ -59,4 +104,40 @@ pub fn load(file: &Path, options: &DaemonOptions, running: &WorkspaceConfig) -> 
         dispatcher_for(&config, options)?,
         config,
     ))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    fn at(seconds: u64, len: u64) -> Stamp {
+        Some((
+            SystemTime::UNIX_EPOCH + Duration::from_secs(seconds),
+            len,
+            7,
+        ))
+    }
+
+    #[test]
+    fn a_change_is_loaded_once_the_file_has_stopped_changing() {
+        let mut watch = ConfigWatch::new(at(1, 100));
+        assert!(!watch.poll(at(1, 100)), "unchanged");
+        // Truncated, then written: neither is loaded while it changes.
+        assert!(!watch.poll(at(2, 0)));
+        assert!(!watch.poll(at(2, 120)));
+        assert!(watch.poll(at(2, 120)), "the same at two polls");
+        assert!(!watch.poll(at(2, 120)), "loaded once");
+        // Gone and back as it was: nothing to load.
+        assert!(!watch.poll(None));
+        assert!(!watch.poll(at(2, 120)));
+    }
+
+    #[test]
+    fn a_forgotten_file_is_loaded_again_once_settled() {
+        let mut watch = ConfigWatch::new(at(1, 100));
+        watch.forget();
+        assert!(!watch.poll(at(1, 100)));
+        assert!(watch.poll(at(1, 100)));
+    }
 }

@@ -105,13 +105,25 @@ impl JsonText {
 
     /// [`JsonText::pretty`], written to `out` as it is made: a large result
     /// needs no second copy in memory.
-    pub fn write_pretty(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    pub fn write_pretty(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        self.write_pretty_at(out, 0)
+    }
+
+    /// [`JsonText::write_pretty`] for a document written as a member of an
+    /// object `depth` levels deep that the caller lays out around it (an
+    /// envelope): its lines are indented for that depth. Wrapped without
+    /// being parsed again, a document at the nesting limit stays printable.
+    pub fn write_pretty_at(
+        &self,
+        out: &mut dyn std::io::Write,
+        depth: usize,
+    ) -> std::io::Result<()> {
         const INDENT: &[u8] = b"  ";
         let newline = |out: &mut dyn std::io::Write, depth: usize| -> std::io::Result<()> {
             out.write_all(b"\n")?;
             (0..depth).try_for_each(|_| out.write_all(INDENT))
         };
-        let mut depth = 0usize;
+        let mut depth = depth;
         for token in Tokens::new(self.as_str()) {
             match token {
                 Token::Open(c) => {
@@ -304,6 +316,18 @@ mod tests {
         assert_eq!(
             text(r#"{"b":1,"a":[1,{}]}"#).pretty(),
             "{\n  \"b\": 1,\n  \"a\": [\n    1,\n    {}\n  ]\n}"
+        );
+    }
+
+    #[test]
+    fn a_document_laid_out_inside_an_envelope_is_the_envelope_laid_out() {
+        let inner = r#"{"a":[1,{"b":[]}],"c":"x"}"#;
+        let mut out = b"{\n  \"ok\": true,\n  \"result\": ".to_vec();
+        text(inner).write_pretty_at(&mut out, 1).unwrap();
+        out.extend_from_slice(b"\n}");
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            text(&format!(r#"{{"ok":true,"result":{inner}}}"#)).pretty()
         );
     }
 
