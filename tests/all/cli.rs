@@ -315,6 +315,54 @@ fn usage_errors_and_help() {
 }
 
 #[test]
+fn read_file_gives_every_text_as_it_is_whatever_it_must_escape_and_however_it_is_reached() {
+    let ws = Workspace::new();
+    // Every byte JSON escapes (NUL aside: it makes a file binary), at each
+    // place in a block of sixteen, between runs of plain and multi-byte text.
+    let mut text = String::new();
+    for byte in (1u8..0x20).chain([b'"', b'\\', 0x7f]) {
+        for run in 0..17 {
+            text.push_str(&"aé"[..if run % 2 == 0 { 1 } else { 3 }].repeat(run));
+            text.push(byte as char);
+        }
+        text.push('\n');
+    }
+    ws.write("escapes.txt", &text);
+    let r = ws.call_ok(
+        "read_file",
+        json!({"path": "escapes.txt", "start_line": 1, "end_line": 100}),
+    );
+    assert_eq!(r["content"].as_str(), Some(text.as_str()));
+    assert_eq!(r["size"].as_u64(), Some(text.len() as u64));
+
+    // Through a link inside the workspace, as before.
+    std::os::unix::fs::symlink("escapes.txt", ws.root.join("linked.txt")).unwrap();
+    let r = ws.call_ok(
+        "read_file",
+        json!({"path": "linked.txt", "start_line": 1, "end_line": 100}),
+    );
+    assert_eq!(r["content"].as_str(), Some(text.as_str()));
+    // A link that leads out of the workspace is not followed.
+    std::os::unix::fs::symlink(&ws.outer, ws.root.join("out")).unwrap();
+    std::fs::write(ws.outer.join("secret.txt"), "kept beyond the roots").unwrap();
+    let (kind, message) = ws.call_refused("read_file", json!({"path": "out/secret.txt"}));
+    assert_eq!(kind, "denied", "{message}");
+    assert!(!message.contains("kept beyond"), "{message}");
+    // A secret is refused, and says so.
+    ws.write(".env", "TOKEN=1\n");
+    let (kind, message) = ws.call_refused("read_file", json!({"path": ".env"}));
+    assert_eq!(kind, "denied", "{message}");
+    // A whole read past its limit names the limit and the way round it.
+    ws.write("big.txt", &"x".repeat(1024 * 1024 + 1));
+    let (kind, message) = ws.call_refused("read_file", json!({"path": "big.txt"}));
+    assert_eq!(kind, "denied", "{message}");
+    assert!(
+        message.contains("give start_line and end_line"),
+        "{message}"
+    );
+}
+
+#[test]
 fn read_file_ranges_and_truncation() {
     let ws = Workspace::new();
     ws.write("no_newline.txt", "one\ntwo\nthree");

@@ -59,6 +59,9 @@ pub struct Dispatcher {
     sandbox: OnceLock<Sandbox>,
     /// A sandbox started ahead on a thread of its own, until it is needed.
     starting: Mutex<Option<StartingSandbox>>,
+    /// The component that thread loaded ahead, by its SHA-256, until the
+    /// tool with that component is prepared.
+    ahead: Mutex<Option<(&'static str, PreparedTool)>>,
     options: SandboxOptions,
     prepared: Mutex<HashMap<String, PreparedTool>>,
     /// The external MCP servers, once started.
@@ -80,6 +83,7 @@ impl Dispatcher {
             registry,
             sandbox: OnceLock::new(),
             starting: Mutex::new(None),
+            ahead: Mutex::new(None),
             options,
             prepared: Mutex::default(),
             mcp: None,
@@ -169,7 +173,11 @@ impl Dispatcher {
             return Ok(sandbox);
         }
         let sandbox = match starting.take().and_then(StartingSandbox::wait) {
-            Some(started) => started,
+            Some(Ok(started)) => {
+                *self.ahead.lock().unwrap_or_else(|p| p.into_inner()) = started.ahead;
+                Ok(started.sandbox)
+            }
+            Some(Err(e)) => Err(e),
             None => Sandbox::new(self.options.clone()),
         }
         .context("cannot start the WebAssembly sandbox")?;
@@ -190,13 +198,18 @@ impl Dispatcher {
         let component = entry
             .component()
             .with_context(|| format!("`{name}` is not a component"))?;
-        let wasm = component
-            .read()
-            .with_context(|| format!("cannot read the component of `{name}`"))?;
-        let ready = self
-            .sandbox()?
-            .prepare_digested(&wasm, component.known_sha256())
-            .with_context(|| format!("the component of `{name}` is unusable"))?;
+        let sandbox = self.sandbox()?;
+        let ready = match self.take_ahead(component.known_sha256()) {
+            Some(ready) => ready,
+            None => {
+                let wasm = component
+                    .read()
+                    .with_context(|| format!("cannot read the component of `{name}`"))?;
+                sandbox
+                    .prepare_digested(&wasm, component.known_sha256())
+                    .with_context(|| format!("the component of `{name}` is unusable"))?
+            }
+        };
         match ready.cache {
             CacheStatus::Hit => tracing::info!("{name}: component loaded from the compile cache"),
             CacheStatus::Compiled => {
@@ -211,6 +224,29 @@ impl Dispatcher {
             .unwrap_or_else(|p| p.into_inner())
             .insert(name.clone(), ready.clone());
         Ok(ready)
+    }
+
+    /// Whether a sandbox is being started on a thread of its own.
+    fn starting_ahead(&self) -> bool {
+        self.sandbox.get().is_none()
+            && self
+                .starting
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_some()
+    }
+
+    /// The component loaded ahead with the sandbox, if its SHA-256 is
+    /// `sha256` (a built-in tool's, known without hashing it).
+    fn take_ahead(&self, sha256: Option<&str>) -> Option<PreparedTool> {
+        let mut ahead = self.ahead.lock().unwrap_or_else(|p| p.into_inner());
+        match ahead.take() {
+            Some((loaded, ready)) if Some(loaded) == sha256 => Some(ready),
+            other => {
+                *ahead = other;
+                None
+            }
+        }
     }
 
     /// Everything before approval: find the tool, resolve its grant, check
@@ -244,11 +280,13 @@ impl Dispatcher {
         }
         // A tool's first call builds its argument validator (about 1.5 ms,
         // the JSON Schema meta-schema's validator first) while another
-        // thread loads its component, which the call needs next: a one-call
-        // process then waits for the longer of the two, not for both
-        // (BENCHMARKS.md). A failure to load is reported when the call runs.
+        // thread loads its component, which the call needs next: the call
+        // then waits for the longer of the two, not for both (BENCHMARKS.md).
+        // A failure to load is reported when the call runs. Where the
+        // sandbox is being started ahead, its thread loads the component
+        // (a one-call process), and a thread started here would only wait.
         let validator = std::thread::scope(|scope| {
-            if !entry.has_validator() && entry.component().is_some() {
+            if !entry.has_validator() && entry.component().is_some() && !self.starting_ahead() {
                 scope.spawn(|| drop(self.prepared(entry)));
             }
             entry.validator()

@@ -267,14 +267,22 @@ fn open_dispatcher_for_many_calls(config: &Option<PathBuf>) -> Result<Dispatcher
 /// and release (BENCHMARKS.md).
 ///
 /// The call will need the sandbox: it is started on a thread of its own
-/// while the config and the tools load.
-fn open_dispatcher_for_one_call(config: &Option<PathBuf>) -> Result<Dispatcher> {
+/// while the config and the tools load, and loads the component of the
+/// built-in tool named `tool`, if there is one (a tool of the workspace by
+/// that name gets its own). The arguments' check is built on this thread
+/// meanwhile: on two cores a third thread would only wait for one, and
+/// interrupt the others whenever memory is mapped.
+fn open_dispatcher_for_one_call(config: &Option<PathBuf>, tool: &str) -> Result<Dispatcher> {
     let options = SandboxOptions {
         allocation: Allocation::OnDemand,
         ..sandbox_options()
     };
-    let starting = Sandbox::start(options.clone());
-    Ok(open_dispatcher_with(config, options)?.with_sandbox_starting(starting))
+    let builtin = crate::tool::builtin::BUILTIN_TOOLS
+        .iter()
+        .find(|builtin| builtin.crate_dir == tool);
+    let starting = Sandbox::start(options.clone(), builtin);
+    let (config, registry) = load_workspace(config)?;
+    Ok(dispatcher_over(config, registry, options)?.with_sandbox_starting(starting))
 }
 
 fn open_dispatcher_with(config: &Option<PathBuf>, options: SandboxOptions) -> Result<Dispatcher> {

@@ -135,7 +135,7 @@ pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
             logs,
         } => {
             let args = call_arguments(args, args_file)?;
-            let dispatcher = super::open_dispatcher_for_one_call(config)?;
+            let dispatcher = super::open_dispatcher_for_one_call(config, &name)?;
             call(&dispatcher, &name, &args, yes, json, logs)
         }
         ToolsCommand::Add {

@@ -74,7 +74,9 @@ impl Host for CellState {
 /// `read` of each of `paths`, in their order: made by the calling thread
 /// and the readers side by side, each taking the next path as it is free.
 fn side_by_side(paths: &[String], read: impl Fn(&String) -> Outcome + Sync) -> Vec<Outcome> {
-    let Some(pool) = readers().filter(|_| paths.len() >= PARALLEL_FROM) else {
+    // A small batch starts no readers: a thread running beside the cell
+    // makes every change of its mappings interrupt that core as well.
+    let Some(pool) = (paths.len() >= PARALLEL_FROM).then(readers).flatten() else {
         return paths.iter().map(read).collect();
     };
     let next = AtomicUsize::new(0);

@@ -36,6 +36,7 @@ pub mod process;
 pub mod process_policy;
 
 use crate::registry::grant::ToolGrant;
+use crate::tool::builtin::BuiltinTool;
 use crate::util::json_text::JsonText;
 use anyhow::Result;
 use bindings::{CommandTool, CommandToolPre, GuestError};
@@ -198,11 +199,25 @@ impl Sandbox {
     /// Starts a sandbox on a thread of its own, for a caller that knows a
     /// call will come and has other work first (a one-call process loads
     /// its config and tools meanwhile): the engine and the linker take
-    /// about a millisecond. `None` if no thread could be started.
-    pub fn start(options: SandboxOptions) -> Option<StartingSandbox> {
+    /// about a millisecond. `ahead`, a built-in component the call will
+    /// probably use, is then loaded on the same thread (see
+    /// [`StartedSandbox::ahead`]). `None` if no thread could be started.
+    pub fn start(
+        options: SandboxOptions,
+        ahead: Option<&'static BuiltinTool>,
+    ) -> Option<StartingSandbox> {
         std::thread::Builder::new()
             .name("toolcell-sandbox".into())
-            .spawn(move || Sandbox::new(options))
+            .spawn(move || {
+                let sandbox = Sandbox::new(options)?;
+                let ahead = ahead.and_then(|tool| {
+                    let prepared = sandbox.prepare_digested(tool.wasm, Some(tool.wasm_sha256));
+                    // A failure is met again, and reported, when the call
+                    // prepares the tool itself.
+                    prepared.ok().map(|prepared| (tool.wasm_sha256, prepared))
+                });
+                Ok(StartedSandbox { sandbox, ahead })
+            })
             .map(StartingSandbox)
             .ok()
     }
@@ -314,11 +329,20 @@ impl Sandbox {
 }
 
 /// A sandbox being built on a thread of its own ([`Sandbox::start`]).
-pub struct StartingSandbox(std::thread::JoinHandle<Result<Sandbox>>);
+pub struct StartingSandbox(std::thread::JoinHandle<Result<StartedSandbox>>);
+
+/// A sandbox built on a thread of its own, and the component it loaded
+/// ahead.
+pub struct StartedSandbox {
+    pub sandbox: Sandbox,
+    /// The built-in component loaded ahead, by its SHA-256: the caller
+    /// uses it for the tool whose component has that digest, and only then.
+    pub ahead: Option<(&'static str, PreparedTool)>,
+}
 
 impl StartingSandbox {
     /// The sandbox, once built; `None` if its thread panicked.
-    pub fn wait(self) -> Option<Result<Sandbox>> {
+    pub fn wait(self) -> Option<Result<StartedSandbox>> {
         self.0.join().ok()
     }
 }

@@ -47,6 +47,57 @@ pub fn has_nul(bytes: &[u8]) -> bool {
     memchr::memchr(0, bytes).is_some()
 }
 
+/// How many of `bytes` are `byte` (the lines of a text, by its newlines):
+/// sixteen compared at once with WebAssembly's SIMD, counted in a vector
+/// that is summed every 255 blocks, before a lane could overflow.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+pub fn count_byte(bytes: &[u8], byte: u8) -> usize {
+    use core::arch::wasm32::{
+        i8x16_sub, i16x8_extadd_pairwise_u8x16, i32x4_extadd_pairwise_u16x8, i64x2, u8x16_eq,
+        u8x16_splat, u32x4_extract_lane, v128,
+    };
+    /// Blocks counted before the lanes (at most 255 each) are summed.
+    const BLOCKS_PER_SUM: usize = 255;
+    let wanted = u8x16_splat(byte);
+    // The sixteen counts added up: pairs, then fours, then the four lanes.
+    let lanes_sum = |counts: v128| {
+        let fours = i32x4_extadd_pairwise_u16x8(i16x8_extadd_pairwise_u8x16(counts));
+        [
+            u32x4_extract_lane::<0>(fours),
+            u32x4_extract_lane::<1>(fours),
+            u32x4_extract_lane::<2>(fours),
+            u32x4_extract_lane::<3>(fours),
+        ]
+        .iter()
+        .map(|&lane| lane as usize)
+        .sum::<usize>()
+    };
+    let mut blocks = bytes.chunks_exact(16);
+    let mut total = 0;
+    loop {
+        let mut counts = u8x16_splat(0);
+        let mut counted = 0;
+        for block in blocks.by_ref().take(BLOCKS_PER_SUM) {
+            let word =
+                |at: usize| i64::from_le_bytes(block[at..at + 8].try_into().unwrap_or([0; 8]));
+            // A match is all ones (-1): subtracting it counts one.
+            counts = i8x16_sub(counts, u8x16_eq(i64x2(word(0), word(8)), wanted));
+            counted += 1;
+        }
+        total += lanes_sum(counts);
+        if counted < BLOCKS_PER_SUM {
+            break;
+        }
+    }
+    total + blocks.remainder().iter().filter(|&&b| b == byte).count()
+}
+
+/// [`count_byte`] elsewhere (the guest crate's own tests), a byte at a time.
+#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
+pub fn count_byte(bytes: &[u8], byte: u8) -> usize {
+    bytes.iter().filter(|&&b| b == byte).count()
+}
+
 /// `bytes` as UTF-8 text; binary content (a NUL byte, or not UTF-8) is
 /// refused with its size, so the model knows what it met.
 pub fn decode_text(shown: &str, bytes: Vec<u8>) -> Result<String, ToolError> {

@@ -1,10 +1,12 @@
 //! `read_file`: a UTF-8 text file of the workspace, whole or by line range.
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toolcell_guest::ToolError;
+use toolcell_guest::bindings::toolcell::tool::files;
 use toolcell_guest::descriptors::{Read, Roots};
 use toolcell_guest::error::wasi_error;
-use toolcell_guest::files::has_nul;
+use toolcell_guest::files::{count_byte, has_nul};
+use toolcell_guest::json;
 use toolcell_guest::path::WorkspacePath;
 use wasi::filesystem::types::{DescriptorType, ErrorCode};
 
@@ -25,7 +27,7 @@ struct Args {
     end_line: Option<usize>,
 }
 
-#[derive(Serialize)]
+/// The result, written as JSON by [`FileText::to_json`].
 struct FileText {
     path: String,
     content: String,
@@ -36,9 +38,9 @@ struct FileText {
     truncated: bool,
 }
 
-toolcell_guest::tool!(read);
+toolcell_guest::tool!(text: read);
 
-fn read(args: Args) -> Result<FileText, ToolError> {
+fn read(args: Args) -> Result<String, ToolError> {
     let path = WorkspacePath::parse(&args.path)?;
     let shown = path.as_str();
     let ranged = args.start_line.is_some() || args.end_line.is_some();
@@ -47,6 +49,29 @@ fn read(args: Args) -> Result<FileText, ToolError> {
     } else {
         MAX_WHOLE_FILE_BYTES
     };
+    let bytes = match read_at_once(shown, limit) {
+        Some(bytes) => bytes,
+        None => read_through_wasi(shown, ranged, limit)?,
+    };
+    select(&args, shown, bytes).map(|text| text.to_json())
+}
+
+/// The file in one host call (`toolcell:tool/files`): one buffer, the size
+/// known before it is read, and no copy in the cell. `None` for anything
+/// but a non-empty regular file within the limit (a link, a folder, a
+/// refusal, an error, or a file of a size the kernel does not know, such as
+/// a `/proc` file), which [`read_through_wasi`] reads again to say why or
+/// to read it to its end.
+fn read_at_once(shown: &str, limit: u64) -> Option<Vec<u8>> {
+    match files::read_many(&[shown.to_string()], limit).pop()? {
+        Ok(bytes) if !bytes.is_empty() => Some(bytes),
+        _ => None,
+    }
+}
+
+/// The file through `wasi:filesystem`, following links within the roots,
+/// in chunks until its end, with the errors the model is shown.
+fn read_through_wasi(shown: &str, ranged: bool, limit: u64) -> Result<Vec<u8>, ToolError> {
     // Open, read, close straight through wasi:filesystem: the fewest host
     // calls (see `toolcell_guest::descriptors`).
     let roots = Roots::following_symlinks();
@@ -85,6 +110,12 @@ fn read(args: Args) -> Result<FileText, ToolError> {
             ))
         });
     }
+    Ok(bytes)
+}
+
+/// The lines asked for of the file's `bytes`, if they are text.
+fn select(args: &Args, shown: &str, bytes: Vec<u8>) -> Result<FileText, ToolError> {
+    let ranged = args.start_line.is_some() || args.end_line.is_some();
     let size = bytes.len() as u64;
     if has_nul(&bytes) {
         return Err(binary(shown, size));
@@ -136,9 +167,39 @@ fn read(args: Args) -> Result<FileText, ToolError> {
     })
 }
 
+impl FileText {
+    /// The JSON `serde_json` would write for it, keys in the same order,
+    /// written in one buffer sized for it.
+    fn to_json(&self) -> String {
+        // Room for the content, an escape every few lines, and the rest.
+        let mut out = String::with_capacity(self.content.len() + self.content.len() / 8 + 256);
+        out.push('{');
+        json::push_key(&mut out, "path");
+        json::push_str(&mut out, &self.path);
+        out.push(',');
+        json::push_key(&mut out, "content");
+        json::push_str(&mut out, &self.content);
+        for (key, n) in [
+            ("size", self.size),
+            ("total_lines", self.total_lines as u64),
+            ("start_line", self.start_line as u64),
+            ("end_line", self.end_line as u64),
+        ] {
+            out.push(',');
+            json::push_key(&mut out, key);
+            json::push_u64(&mut out, n);
+        }
+        out.push(',');
+        json::push_key(&mut out, "truncated");
+        out.push_str(if self.truncated { "true" } else { "false" });
+        out.push('}');
+        out
+    }
+}
+
 /// Lines in `text`: a last line without a newline still counts.
 fn count_lines(text: &str) -> usize {
-    let newlines = text.bytes().filter(|&b| b == b'\n').count();
+    let newlines = count_byte(text.as_bytes(), b'\n');
     newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
