@@ -441,6 +441,7 @@ fn in_process(workspace: &Path, cache: &Path, state: &Path) -> InProcess {
         tools: ["read_file".to_string()].into_iter().collect(),
         ask: None,
         grant_hint: "--approve {tool}",
+        granted_as: "--approve",
     };
     let store = Store::open(state).unwrap();
     let args = json!({"path": "file.txt"});

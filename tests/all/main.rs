@@ -42,6 +42,7 @@ mod outside_cells;
 mod policy;
 mod polyglot_tools;
 mod recovery;
+mod rules;
 mod run_command;
 mod schedules;
 mod search;

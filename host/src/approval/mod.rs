@@ -114,6 +114,13 @@ impl From<&Decision> for Decided {
 pub trait Approver: Send + Sync {
     async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision;
 
+    /// Who gave `decision` to `request`, as the record says it: a person,
+    /// a grant made up front, or nobody (no one could be asked).
+    fn answered_by(&self, request: &ApprovalRequest<'_>, decision: &Decision) -> String {
+        let _ = (request, decision);
+        ANSWERED_BY_PERSON.to_string()
+    }
+
     /// Whether a person can be shown the call again when its files changed
     /// between the prompt and the run (a terminal can; a refusal in band
     /// is the answer otherwise).
@@ -121,6 +128,11 @@ pub trait Approver: Send + Sync {
         false
     }
 }
+
+/// The record's word for a call a person answered.
+pub const ANSWERED_BY_PERSON: &str = "person";
+/// The record's word for a call refused because nobody could be asked.
+pub const ANSWERED_BY_NOBODY: &str = "nobody to ask";
 
 /// Approves everything: a caller that already asked.
 pub struct ApproveAll;
@@ -144,6 +156,9 @@ pub struct StandingApprovals {
     /// How the user grants a call up front, for the denial message; `{tool}`
     /// stands for the tool's name.
     pub grant_hint: &'static str,
+    /// How the record names the grant of `tools`: `--approve`, `the
+    /// schedule's approve list`.
+    pub granted_as: &'static str,
 }
 
 impl StandingApprovals {
@@ -159,6 +174,7 @@ impl StandingApprovals {
             tools: tools.into_iter().collect(),
             ask: terminal::TerminalApprover::if_terminal(),
             grant_hint,
+            granted_as: "--approve",
         }
     }
 
@@ -201,6 +217,20 @@ impl Approver for StandingApprovals {
                 request.tool,
                 self.grant_hint.replace("{tool}", request.tool)
             )),
+        }
+    }
+
+    fn answered_by(&self, request: &ApprovalRequest<'_>, _: &Decision) -> String {
+        if self.covers(request) {
+            if self.tools.contains(request.tool) {
+                format!("grant: {} {}", self.granted_as, request.tool)
+            } else {
+                "grant: --yes".to_string()
+            }
+        } else if self.ask.is_some() {
+            ANSWERED_BY_PERSON.to_string()
+        } else {
+            ANSWERED_BY_NOBODY.to_string()
         }
     }
 

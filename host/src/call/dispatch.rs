@@ -4,21 +4,17 @@
 //! taken only by [`super::runner::ToolRunner`], in order, so a call is
 //! checked the same way whoever makes it.
 
-use crate::approval::{ApprovalRequest, Approver, Decision};
+use crate::call::admission::Admitted;
 use crate::call::error::CallError;
 use crate::config::WorkspaceConfig;
-use crate::effect::changes::Touch;
 use crate::mcp::client::McpServers;
 use crate::mcp::result::McpCallError;
-use crate::policy::PolicyChange;
 use crate::policy::protected::PolicySnapshot;
-use crate::registry::grant::ApprovalMode;
 use crate::registry::grant::ToolGrant;
-use crate::registry::{Backend, McpTool, Registry, ToolEntry, ToolProblem, ToolSource};
+use crate::registry::{Backend, McpTool, Registry, ToolEntry, ToolProblem};
 use crate::sandbox::cache::CacheStatus;
 use crate::sandbox::output::CapturedOutput;
 use crate::sandbox::{PreparedTool, Sandbox, SandboxOptions, StartingSandbox};
-use crate::tool::manifest::ManifestApproval;
 use crate::util::json_text::JsonText;
 use crate::util::problem::Problem;
 use anyhow::{Context, Result};
@@ -227,7 +223,7 @@ impl Dispatcher {
     }
 
     /// Whether a sandbox is being started on a thread of its own.
-    fn starting_ahead(&self) -> bool {
+    pub(super) fn starting_ahead(&self) -> bool {
         self.sandbox.get().is_none()
             && self
                 .starting
@@ -247,223 +243,6 @@ impl Dispatcher {
                 None
             }
         }
-    }
-
-    /// Everything before approval: find the tool, resolve its grant, check
-    /// it is enabled, validate the arguments and apply the policy's
-    /// `deny`. Says whether the call needs approval.
-    pub(super) fn admit<'d>(&'d self, name: &str, args: &Value) -> Result<Admitted<'d>, CallError> {
-        let unavailable = |message: String| CallError::Unavailable {
-            tool: name.into(),
-            message,
-        };
-        let Some(entry) = self.registry.get(name) else {
-            let available = self
-                .registry
-                .names()
-                .into_iter()
-                .map(String::from)
-                .collect();
-            return Err(CallError::UnknownTool {
-                name: name.to_string(),
-                available,
-            });
-        };
-        let grant = match self.grant(name) {
-            Some(Ok(grant)) => grant.clone(),
-            Some(Err(problem)) => return Err(unavailable(problem.to_string())),
-            None => ToolGrant::resolve(&entry.manifest, &self.config)
-                .map_err(|problem| unavailable(problem.to_string()))?,
-        };
-        if !grant.enabled {
-            return Err(CallError::Disabled { name: name.into() });
-        }
-        // A tool's first call builds its argument validator (about 1.5 ms,
-        // the JSON Schema meta-schema's validator first) while another
-        // thread loads its component, which the call needs next: the call
-        // then waits for the longer of the two, not for both (BENCHMARKS.md).
-        // A failure to load is reported when the call runs. Where the
-        // sandbox is being started ahead, its thread loads the component
-        // (a one-call process), and a thread started here would only wait.
-        let validator = std::thread::scope(|scope| {
-            if !entry.has_validator() && entry.component().is_some() && !self.starting_ahead() {
-                scope.spawn(|| drop(self.prepared(entry)));
-            }
-            entry.validator()
-        })
-        .map_err(|message| CallError::Unavailable {
-            tool: name.into(),
-            message,
-        })?;
-        let problems = schema_problems(validator, args);
-        if !problems.is_empty() {
-            return Err(CallError::InvalidArgs {
-                tool: name.into(),
-                problems,
-            });
-        }
-        // What a file-changing built-in call changes is known from its
-        // arguments; a change of the policy is asked for whatever the
-        // tool's approval (other tools meet the cell's guard instead).
-        let touched = match entry.source {
-            ToolSource::BuiltIn => crate::effect::changes::touched(name, args),
-            _ => None,
-        };
-        let policy = touched
-            .as_deref()
-            .map(|paths| {
-                let resolved = paths.iter().filter_map(|(shown, touch)| {
-                    let at = crate::effect::roots::resolve(&self.config, shown)?;
-                    let inside = !at.relative.as_os_str().is_empty();
-                    inside.then(|| (shown.clone(), at.root.path.join(&at.relative), *touch))
-                });
-                crate::policy::policy_changes(&self.config.files, resolved)
-            })
-            .unwrap_or_default();
-        let needs_approval = match grant.approval {
-            ApprovalMode::Auto => !policy.is_empty(),
-            ApprovalMode::Ask => true,
-            ApprovalMode::Deny => {
-                let reason =
-                    "the workspace config denies this tool (approval = \"deny\")".to_string();
-                return Err(CallError::Denied {
-                    tool: name.into(),
-                    reason,
-                });
-            }
-        };
-        Ok(Admitted {
-            entry,
-            grant,
-            needs_approval,
-            touched,
-            policy,
-        })
-    }
-
-    /// Asks `approver` about an admitted call until the answer holds: an
-    /// approved call runs only if the files it changes still hold what the
-    /// prompt showed; if they changed, a person at a terminal is shown the
-    /// change as it is now, and anyone else gets a refusal in band. An
-    /// approved change of the policy is let through the cell's guard for
-    /// exactly the files the prompt named.
-    pub(super) async fn seek_approval(
-        &self,
-        admitted: &mut Admitted<'_>,
-        args: &Value,
-        approver: &dyn Approver,
-    ) -> Decision {
-        let mut asked_again = false;
-        for _ in 0..MAX_ASKS {
-            let mut request = self.approval_request(admitted, args);
-            request.asked_again = asked_again;
-            let decision = approver.decide(&request).await;
-            if !matches!(decision, Decision::Approved | Decision::ApprovedForRun) {
-                return decision;
-            }
-            let touched = admitted.touched.as_deref().unwrap_or_default();
-            let now = crate::effect::changes::state_of(&self.config, touched);
-            let changed: Vec<&str> = now
-                .iter()
-                .zip(&request.basis)
-                .filter(|(now, then)| now != then)
-                .map(|(now, _)| now.0.as_str())
-                .collect();
-            if changed.is_empty() {
-                admitted.grant.policy_changes =
-                    admitted.policy.iter().map(|c| c.host.clone()).collect();
-                return decision;
-            }
-            let changed = changed
-                .iter()
-                .map(|p| format!("`{}`", crate::util::text::for_terminal_line(p)))
-                .collect::<Vec<_>>()
-                .join(", ");
-            if !approver.can_ask_again() {
-                return Decision::Declined(format!(
-                    "{changed} changed since you approved it: the call was not run, so nothing is applied that was not shown\n  fix: read the file again and make the call anew"
-                ));
-            }
-            asked_again = true;
-        }
-        Decision::Declined(format!(
-            "the files this call changes kept changing while it was asked {MAX_ASKS} times: it was not run"
-        ))
-    }
-
-    /// The approval request for an admitted call, with the change it would
-    /// make when the host can tell.
-    pub fn approval_request<'a>(
-        &self,
-        admitted: &Admitted<'a>,
-        args: &'a Value,
-    ) -> ApprovalRequest<'a> {
-        let tool = admitted.entry.manifest.name.as_str();
-        let preview = match admitted.entry.source {
-            ToolSource::BuiltIn => crate::effect::preview::preview(&self.config, tool, args),
-            _ => None,
-        };
-        let warning = match &admitted.entry.backend {
-            Backend::Mcp(external) => Some(self.mcp_warning(external)),
-            Backend::Component(_) if !admitted.grant.process.is_empty() => {
-                let programs =
-                    crate::util::text::for_terminal_line(&admitted.grant.process.join(", "))
-                        .into_owned();
-                Some(match admitted.grant.confinement() {
-                    Some(confinement) => format!(
-                        "its programs ({programs}) run outside its cell, {}",
-                        confinement.describe()
-                    ),
-                    None => format!(
-                        "not sandboxed (sandbox = \"none\"): its programs ({programs}) run with your rights, outside its cell"
-                    ),
-                })
-            }
-            Backend::Component(_) => None,
-        };
-        ApprovalRequest {
-            tool,
-            args,
-            mutates: admitted.entry.manifest.mutates,
-            preview,
-            warning,
-            // A tool that runs programs (`run_command`): what a call does
-            // is its command line, so each one is decided on its own.
-            every_call: !admitted.entry.manifest.capabilities.process.is_empty(),
-            always: admitted.entry.manifest.approval == ManifestApproval::Always,
-            policy_change: (!admitted.policy.is_empty())
-                .then(|| PolicyChange::describe(&admitted.policy)),
-            basis: admitted
-                .touched
-                .as_deref()
-                .map(|paths| crate::effect::changes::state_of(&self.config, paths))
-                .unwrap_or_default(),
-            asked_again: false,
-        }
-    }
-
-    /// What an approval prompt says of an external tool.
-    fn mcp_warning(&self, external: &McpTool) -> String {
-        let server = self
-            .config
-            .mcp_servers
-            .iter()
-            .find(|s| s.name == external.server);
-        let command = server.map(|s| s.command_line()).unwrap_or_default();
-        let line = crate::util::text::for_terminal_line;
-        let how = match server
-            .and_then(|s| s.confinement(&self.config.roots, &self.config.files.policy))
-        {
-            Some(confinement) => format!("a program outside the cells, {}", confinement.describe()),
-            None => "not sandboxed (sandbox = \"none\"): a program with your rights, not in a cell"
-                .into(),
-        };
-        format!(
-            "`{}` runs in the MCP server `{}` ({}), {how}",
-            line(&external.tool),
-            line(&external.server),
-            line(&command)
-        )
     }
 
     /// Runs an admitted (and, if it needed it, approved) call in its cell,
@@ -602,57 +381,6 @@ fn cap_text(text: String, limit: u64) -> String {
         &text[..end],
         text.len() - end
     )
-}
-
-/// Times a call is asked about when its files keep changing between the
-/// prompt and the run: a person editing the file sees it twice, a file
-/// rewritten every second does not hold the prompt forever.
-const MAX_ASKS: usize = 3;
-
-/// A call that passed every check but approval.
-pub struct Admitted<'d> {
-    pub entry: &'d ToolEntry,
-    grant: ToolGrant,
-    /// The policy says `ask`, or the call changes the policy.
-    pub needs_approval: bool,
-    /// The paths a file-changing built-in call changes.
-    touched: Option<Vec<(String, Touch)>>,
-    /// The policy files among them.
-    policy: Vec<PolicyChange>,
-}
-
-impl Admitted<'_> {
-    /// The error for a call the approver did not approve.
-    pub fn refusal(&self, decision: &Decision) -> Option<CallError> {
-        let tool = self.entry.manifest.name.clone();
-        match decision {
-            Decision::Approved | Decision::ApprovedForRun => None,
-            Decision::Declined(reason) => Some(CallError::Denied {
-                tool,
-                reason: reason.clone(),
-            }),
-            Decision::Quit => Some(CallError::Denied {
-                tool,
-                reason: "the user stopped the run".into(),
-            }),
-        }
-    }
-}
-
-/// What is wrong with `args` for `entry`'s schema: one line per problem,
-/// naming the field.
-fn schema_problems(validator: &jsonschema::Validator, args: &Value) -> Vec<String> {
-    validator
-        .iter_errors(args)
-        .map(|error| {
-            let at = error.instance_path().to_string();
-            if at.is_empty() {
-                error.to_string()
-            } else {
-                format!("at `{at}`: {error}")
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -13,7 +13,9 @@ use crate::effect::changes::Snapshot;
 use crate::llm::ToolCall;
 use crate::registry::ToolSource;
 use crate::sandbox::output::CapturedOutput;
-use crate::store::{CallRun, DeferredRecorder, RunId, RunKind, RunStatus, Store, now_ms};
+use crate::store::{
+    CallRun, DecisionRecord, DeferredRecorder, RunId, RunKind, RunStatus, Store, now_ms,
+};
 use crate::util::json_text::JsonText;
 use crate::util::text::one_line;
 use serde_json::Value;
@@ -81,6 +83,10 @@ pub struct CallResult {
     pub value: Option<JsonText>,
     pub status: CallStatus,
     pub decided: Decided,
+    /// Who or what decided: a rule, the grant, a person, nobody to ask.
+    pub decided_by: Option<String>,
+    /// When that was decided, in Unix milliseconds.
+    pub decided_at: Option<i64>,
     pub error: Option<Failure>,
     pub duration: Duration,
     /// The user chose to stop the whole run.
@@ -124,6 +130,8 @@ impl CallResult {
             value,
             status,
             decided: Decided::NotAsked,
+            decided_by: None,
+            decided_at: None,
             error: None,
             duration: started.elapsed(),
             quit: false,
@@ -159,6 +167,15 @@ impl CallResult {
 
     fn decided(self, decided: Decided) -> Self {
         Self { decided, ..self }
+    }
+
+    /// Says who decided the call, now.
+    fn decided_by(self, by: Option<String>) -> Self {
+        Self {
+            decided_at: by.as_ref().map(|_| now_ms()),
+            decided_by: by,
+            ..self
+        }
     }
 }
 
@@ -299,20 +316,34 @@ impl<'a> ToolRunner<'a> {
         let started = Instant::now();
         let mut admitted = match self.dispatcher.admit(&call.name, args) {
             Ok(admitted) => admitted,
-            Err(error) => return CallResult::from_error(&error, started),
+            Err(refused) => {
+                return CallResult::from_error(&refused.error, started).decided_by(refused.by);
+            }
         };
         let mut decided = Decided::Auto;
+        let mut decided_by = admitted.decided_by.clone();
+        let mut decided_at = now_ms();
         if admitted.needs_approval {
             view.call_status(call, CallStatus::WaitingForApproval, None, None);
-            let answer = tokio::select! {
+            let (answer, answered_by) = tokio::select! {
                 answer = self.dispatcher.seek_approval(&mut admitted, args, self.approver) => answer,
                 () = cancel.cancelled() => return CallResult::cancelled("the run was stopped while this call waited for approval"),
             };
             decided = Decided::from(&answer);
+            decided_at = now_ms();
+            // A rule that asked is named beside whoever answered.
+            decided_by = if admitted.decided_by.starts_with("rule ") {
+                format!("{answered_by}, asked by the {}", admitted.decided_by)
+            } else {
+                answered_by
+            };
             if let Some(error) = admitted.refusal(&answer) {
                 return CallResult {
                     quit: answer == Decision::Quit,
-                    ..CallResult::from_error(&error, started).decided(decided)
+                    decided_at: Some(decided_at),
+                    ..CallResult::from_error(&error, started)
+                        .decided(decided)
+                        .decided_by(Some(decided_by))
                 };
             }
         }
@@ -340,6 +371,8 @@ impl<'a> ToolRunner<'a> {
             Err(error) => CallResult::from_error(&error, started),
         };
         result.decided = decided;
+        result.decided_by = Some(decided_by);
+        result.decided_at = Some(decided_at);
         result.stdout = outcome.stdout;
         result.stderr = outcome.stderr;
         result.duration = started.elapsed();
@@ -381,9 +414,14 @@ impl<'a> ToolRunner<'a> {
         {
             tracing::warn!("cannot keep what `{}` changed for undo: {e:#}", call.name);
         }
+        let decided = DecisionRecord {
+            decision: result.decided.as_str(),
+            by: result.decided_by.as_deref(),
+            at: result.decided_at,
+        };
         if let Err(e) = rec.store.finish_tool_call(
             row,
-            result.decided.as_str(),
+            &decided,
             result.status.record(),
             &result.content,
             result.error.as_ref().map(|e| e.kind.as_str()),
@@ -409,6 +447,8 @@ impl<'a> ToolRunner<'a> {
             arguments: call.arguments.clone(),
             call_status: result.status.record(),
             decision: result.decided.as_str(),
+            decided_by: result.decided_by.clone(),
+            decided_at: result.decided_at,
             result: result.content.clone(),
             error_kind: result.error.as_ref().map(|e| e.kind.as_str()),
             duration: result.duration,

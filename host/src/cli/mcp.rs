@@ -35,6 +35,7 @@ pub fn run(config: &Option<PathBuf>, args: McpArgs) -> Result<i32> {
         tools: args.approve.into_iter().collect(),
         ask: None,
         grant_hint: "`toolcell mcp --approve {tool}` (or approval = \"auto\" under [tools.{tool}] in toolcell.toml)",
+        granted_as: "--approve",
     });
     // One thread runs the session: reading a request, the call and writing
     // the answer never hop between threads (a hand-off costs a wake-up of

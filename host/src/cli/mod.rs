@@ -33,6 +33,7 @@ mod daemon;
 mod interrupts;
 mod mcp;
 mod models;
+mod rules;
 mod run;
 mod runs;
 mod schedule;
@@ -111,6 +112,9 @@ enum Command {
     Daemon(daemon::DaemonArgs),
     /// Trust the workspace config as it is now, so it may start the programs it names.
     Trust(trust::TrustArgs),
+    /// The approval rules ([[rule]] in toolcell.toml): what would decide a call.
+    #[command(subcommand)]
+    Rules(rules::RulesCommand),
     /// Restore what a run's file changes replaced (refused if those files changed since).
     Undo {
         /// The run's id (`toolcell runs list`).
@@ -135,6 +139,7 @@ pub fn main() -> i32 {
         Command::Runs(command) => runs::run(&cli.config, command),
         Command::Undo { run } => undo::run(&cli.config, run),
         Command::Trust(args) => trust::run(&cli.config, args),
+        Command::Rules(command) => rules::run(&cli.config, command),
         Command::Schedule(command) => schedule::run(&cli.config, command),
         Command::Daemon(args) => daemon::run(&cli.config, args),
         Command::Mcp(args) => mcp::run(&cli.config, args),

@@ -155,10 +155,17 @@ fn render(detail: &RunDetail) -> String {
             call.tool,
             crate::util::text::one_line(&call.arguments, 80),
             call.status,
-            call.decision
-                .as_deref()
-                .map(|d| format!(", {d}"))
-                .unwrap_or_default(),
+            match (&call.decision, &call.decided_by) {
+                (Some(d), Some(by)) => format!(
+                    ", {d} by {by}{}",
+                    call.decided_at
+                        .map(|at| format!(" at {}", when(at)))
+                        .unwrap_or_default()
+                ),
+                (Some(d), None) => format!(", {d}"),
+                (None, Some(by)) => format!(", by {by}"),
+                (None, None) => String::new(),
+            },
             call.duration_ms
                 .map(|d| format!("{d:.1} ms"))
                 .unwrap_or_default(),

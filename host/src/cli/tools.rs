@@ -271,7 +271,7 @@ fn confirm_install(
 
 /// The arguments of `tools call`: from `--args`, from `--args-file` (`-`
 /// for stdin), or `{}`; a JSON object either way.
-fn call_arguments(args: Option<String>, args_file: Option<PathBuf>) -> Result<Value> {
+pub(super) fn call_arguments(args: Option<String>, args_file: Option<PathBuf>) -> Result<Value> {
     let (text, source) = match (args, args_file) {
         (Some(text), _) => (text, "--args".to_string()),
         (None, Some(file)) if file.as_os_str() == "-" => {

@@ -33,6 +33,7 @@
 pub mod agent;
 pub mod cron;
 pub mod mcp_server;
+pub mod rule;
 pub mod schedule;
 pub mod tools;
 pub mod trust;
@@ -40,11 +41,13 @@ pub mod workflow;
 
 use crate::config::agent::{AgentConfig, RawAgentConfig};
 use crate::config::mcp_server::{McpServerConfig, RawMcpServer};
+use crate::config::rule::RawRule;
 use crate::config::schedule::{DaemonConfig, RawDaemonConfig, RawSchedule, ScheduleConfig};
 use crate::config::tools::{RawToolSettings, ToolSettings};
 use crate::config::workflow::{RawWorkflowConfig, WorkflowConfig};
 use crate::llm::ModelSettings;
 use crate::llm::settings::RawModelSettings;
+use crate::policy::rules::{Rule, Rules};
 use crate::policy::trust::TrustStore;
 use crate::policy::{FileRules, PolicyFiles, SecretRules};
 use crate::util::locations::{CONFIG_FILE, STATE_DIR};
@@ -98,6 +101,9 @@ pub struct WorkspaceConfig {
     pub mcp_servers: Vec<McpServerConfig>,
     /// What no tool may change (the policy files) or read (`[secrets]`).
     pub files: Arc<FileRules>,
+    /// `[[rule]]`: which calls run unasked, are asked, or are refused, by
+    /// their arguments.
+    pub rules: Rules,
     /// What this config asks but may not do, because the user has not
     /// trusted it as it is (see [`WorkspaceConfig::restrict_to_untrusted`]):
     /// one line each, for the warning. Empty when it asks nothing that
@@ -124,6 +130,8 @@ struct RawConfig {
     #[serde(default)]
     mcp_server: Vec<Spanned<RawMcpServer>>,
     secrets: Option<Spanned<RawSecrets>>,
+    #[serde(default)]
+    rule: Vec<Spanned<RawRule>>,
 }
 
 /// `[secrets]`: secret files opened on purpose, and more to refuse.
@@ -230,6 +238,7 @@ impl WorkspaceConfig {
                 policy: PolicyFiles::new(None, &workspace, []).with_private(toolcell_folders()),
                 secrets: SecretRules::default(),
             }),
+            rules: Rules::default(),
             untrusted: Vec::new(),
             fingerprint: None,
         })
@@ -459,6 +468,18 @@ impl WorkspaceConfig {
             }
             secrets = SecretRules::new(raw.allow, raw.deny);
         }
+        let mut rules = Rules::default();
+        for spanned in raw.rule {
+            let at = table(spanned.span(), "rule");
+            let (line, _) = line_col(text, spanned.span().start);
+            let place = format!(
+                "{}:{line}",
+                file.file_name().unwrap_or_default().to_string_lossy()
+            );
+            rules
+                .rules
+                .push(Rule::from_raw(spanned.into_inner(), &at, place)?);
+        }
         let policy = PolicyFiles::new(
             Some(file),
             &workspace,
@@ -486,6 +507,7 @@ impl WorkspaceConfig {
             daemon,
             mcp_servers,
             files: Arc::new(FileRules { policy, secrets }),
+            rules,
             untrusted: Vec::new(),
             fingerprint: None,
         })

@@ -5,6 +5,7 @@
 use super::tools::ApprovalSetting;
 use super::{Root, RootAccess, WorkspaceConfig, read_config};
 use crate::contain::SandboxSetting;
+use crate::policy::rules::RuleDecision;
 use crate::policy::trust::{self, TrustStore};
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
@@ -68,7 +69,8 @@ impl WorkspaceConfig {
     /// - start programs: its `[[mcp_server]]`s, programs granted to tools;
     /// - hand on secrets and data: environment variables granted to tools
     ///   or scripts, the model's key variable, network hosts granted;
-    /// - act unasked: `approval = "auto"`, a schedule's `approve` list;
+    /// - act unasked: `approval = "auto"`, `[[rule]]`s that decide `auto`,
+    ///   a schedule's `approve` list;
     /// - reach beyond its folder: roots outside the workspace (a first
     ///   root outside becomes the workspace itself, read-only).
     pub fn restrict_to_untrusted(&mut self) -> Vec<String> {
@@ -106,6 +108,20 @@ impl WorkspaceConfig {
                 ));
                 settings.approval = None;
             }
+        }
+        // Rules that ask or refuse apply trusted or not: they only narrow.
+        let loosening: Vec<String> = self
+            .rules
+            .rules
+            .iter()
+            .filter(|rule| rule.decision == RuleDecision::Auto)
+            .map(|rule| format!("calls approved automatically by the {}", rule.label()))
+            .collect();
+        if !loosening.is_empty() {
+            asks.extend(loosening);
+            self.rules
+                .rules
+                .retain(|rule| rule.decision != RuleDecision::Auto);
         }
         if let Some(key) = self.model.api_key_env.take() {
             asks.push(format!("the model server gets the key in ${}", line(&key)));

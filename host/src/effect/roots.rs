@@ -50,6 +50,76 @@ pub fn resolve<'c>(config: &'c WorkspaceConfig, path: &str) -> Option<RootPath<'
     })
 }
 
+/// Where the workspace path `path` really is, links followed, written as
+/// tools write it (`docs/x` in the root mounted as `docs`): the part that
+/// exists resolved, the rest as written. `None` when it leads out of every
+/// root, through a link that leads nowhere yet, or cannot be looked at.
+/// A path without links (the common case) costs one system call.
+pub fn real_path(config: &WorkspaceConfig, path: &str) -> Option<String> {
+    let at = resolve(config, path)?;
+    let full = at.root.path.join(&at.relative);
+    // Links along the existing part? One `openat2` that refuses to follow
+    // any tells (the roots' own paths hold none: they are resolved at
+    // load): it fails with ELOOP at a link, ENOENT at the first missing
+    // name before one. Where it cannot be asked (before Linux 5.6), each
+    // name is looked at in turn.
+    let no_links = libc::RESOLVE_NO_SYMLINKS;
+    let flags = libc::O_PATH | libc::O_NOFOLLOW;
+    let linked = match crate::util::openat::openat2(libc::AT_FDCWD, &full, flags, no_links) {
+        Ok(_) => false,
+        Err(e) if e.raw_os_error() == Some(libc::ENOENT) => false,
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => true,
+        Err(_) => {
+            let mut walked = at.root.path.clone();
+            let mut linked = false;
+            for part in at.relative.components() {
+                walked.push(part);
+                match walked.symlink_metadata() {
+                    Ok(meta) if meta.file_type().is_symlink() => {
+                        linked = true;
+                        break;
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            linked
+        }
+    };
+    let real = if linked { resolved(&full)? } else { full };
+    // The root that holds it most closely names it.
+    let root = config
+        .roots
+        .iter()
+        .filter(|root| real.starts_with(&root.path))
+        .max_by_key(|root| root.path.as_os_str().len())?;
+    let inside = real.strip_prefix(&root.path).ok()?.to_str()?;
+    Some(match root.mount.as_str() {
+        "." => inside.to_string(),
+        mount if inside.is_empty() => mount.to_string(),
+        mount => format!("{mount}/{inside}"),
+    })
+}
+
+/// `full` with its longest existing part resolved (links followed) and
+/// the rest as written; `None` through a link that leads nowhere yet.
+fn resolved(full: &Path) -> Option<PathBuf> {
+    let mut existing = full;
+    let mut rest = Vec::new();
+    let real = loop {
+        match existing.canonicalize() {
+            Ok(real) => break real,
+            // A link that leads nowhere yet: where it would lead is not known.
+            Err(_) if existing.symlink_metadata().is_ok() => return None,
+            Err(_) => {
+                rest.push(existing.file_name()?);
+                existing = existing.parent()?;
+            }
+        }
+    };
+    Some(rest.iter().rev().fold(real, |path, name| path.join(name)))
+}
+
 /// What is at a workspace path right now.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {

@@ -1,6 +1,7 @@
 //! What no tool may change or read on its own: toolcell's own policy files
 //! ([`protected`]) and the user's secrets ([`secrets`]), inside the roots
-//! a tool was granted.
+//! a tool was granted; and the user's approval rules ([`rules`]), which
+//! decide from a call's arguments whether it is asked.
 //!
 //! The rules are data, resolved once per workspace config into
 //! [`FileRules`]; every cell enforces them on each file-system call
@@ -10,6 +11,7 @@
 
 pub mod protected;
 pub mod record;
+pub mod rules;
 pub mod secrets;
 
 pub use protected::{PolicyFile, PolicyFiles};

@@ -12,6 +12,7 @@
 //! `/` matches a path from the root (`*` within a name, `**` any folders).
 //! A folder that matches holds only secrets (`.ssh`, `.aws`, `.gnupg`).
 
+use crate::util::glob::{Case, matches_components, matches_name};
 use std::path::{Component, Path};
 
 /// Names refused wherever they are, as a desktop agent's deny list does:
@@ -71,11 +72,7 @@ impl Pattern {
     fn new(text: &str) -> Self {
         Self {
             text: text.to_string(),
-            names: text
-                .split('/')
-                .filter(|p| !p.is_empty() && *p != ".")
-                .map(String::from)
-                .collect(),
+            names: crate::util::glob::names(text),
         }
     }
 }
@@ -145,7 +142,8 @@ impl SecretRules {
         let denied = self.deny.iter().find(|p| {
             (1..p.names.len()).any(|len| {
                 let prefix = &p.names[..len];
-                (0..parts.len()).any(|start| matches_components(prefix, &parts[start..]))
+                (0..parts.len())
+                    .any(|start| matches_components(prefix, &parts[start..], Case::Folded))
             })
         })?;
         let allowed = self.allow.iter().any(|p| matches_path(&p.names, &parts));
@@ -176,49 +174,13 @@ fn matches_some_prefix(pattern: &[String], parts: &[&str]) -> bool {
 fn matches_path(pattern: &[String], parts: &[&str]) -> bool {
     match pattern {
         [] => false,
-        [name] => parts.last().is_some_and(|last| matches_name(name, last)),
-        _ => (0..parts.len()).any(|start| matches_components(pattern, &parts[start..])),
-    }
-}
-
-fn matches_components(pattern: &[String], parts: &[&str]) -> bool {
-    match (pattern.first().map(String::as_str), parts.first()) {
-        (None, None) => true,
-        (Some("**"), _) => {
-            matches_components(&pattern[1..], parts)
-                || (!parts.is_empty() && matches_components(pattern, &parts[1..]))
-        }
-        (Some(p), Some(part)) => {
-            matches_name(p, part) && matches_components(&pattern[1..], &parts[1..])
-        }
-        _ => false,
-    }
-}
-
-/// `*` and `?` within one name, ASCII case folded (file systems that fold
-/// case would open `.ENV` for `.env`). Byte by byte and allocation-free:
-/// it runs on every file a tool opens.
-fn matches_name(pattern: &str, name: &str) -> bool {
-    let (pattern, name) = (pattern.as_bytes(), name.as_bytes());
-    let (mut p, mut n) = (0, 0);
-    let (mut star, mut resume) = (None, 0);
-    while n < name.len() {
-        if p < pattern.len() && (pattern[p] == b'?' || pattern[p].eq_ignore_ascii_case(&name[n])) {
-            p += 1;
-            n += 1;
-        } else if p < pattern.len() && pattern[p] == b'*' {
-            star = Some(p);
-            p += 1;
-            resume = n;
-        } else if let Some(s) = star {
-            p = s + 1;
-            resume += 1;
-            n = resume;
-        } else {
-            return false;
+        [name] => parts
+            .last()
+            .is_some_and(|last| matches_name(name, last, Case::Folded)),
+        _ => {
+            (0..parts.len()).any(|start| matches_components(pattern, &parts[start..], Case::Folded))
         }
     }
-    pattern[p..].iter().all(|c| *c == b'*')
 }
 
 #[cfg(test)]
@@ -293,10 +255,10 @@ mod tests {
 
     #[test]
     fn names_match_with_stars() {
-        assert!(matches_name("*.pem", "a.PEM"));
-        assert!(matches_name("id_rsa*", "id_rsa"));
-        assert!(matches_name(".env.*", ".env.local"));
-        assert!(!matches_name(".env.*", ".env"));
-        assert!(!matches_name("*.key", "keys"));
+        assert!(matches_name("*.pem", "a.PEM", Case::Folded));
+        assert!(matches_name("id_rsa*", "id_rsa", Case::Folded));
+        assert!(matches_name(".env.*", ".env.local", Case::Folded));
+        assert!(!matches_name(".env.*", ".env", Case::Folded));
+        assert!(!matches_name("*.key", "keys", Case::Folded));
     }
 }

@@ -34,6 +34,7 @@ pub fn unattended_launch(
             tools: schedule.approve.iter().cloned().collect(),
             ask: None,
             grant_hint: "`approve = [\"{tool}\"]` in this [[schedule]] to allow it",
+            granted_as: "the schedule's approve list:",
         }),
         model: config.model.clone(),
         args: schedule.args.clone(),

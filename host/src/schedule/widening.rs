@@ -9,6 +9,38 @@
 use crate::config::tools::ApprovalSetting;
 use crate::config::{RootAccess, WorkspaceConfig};
 use crate::contain::SandboxSetting;
+use crate::policy::rules::{Rule, RuleDecision};
+
+/// What the `[[rule]]`s of `new` let run unasked that those of `old` did
+/// not: an `auto` rule added, an `ask` or `deny` rule taken away, or the
+/// rules both keep in another order (the first that matches decides).
+fn rules_widening(old: &WorkspaceConfig, new: &WorkspaceConfig) -> Vec<String> {
+    let meanings = |config: &WorkspaceConfig| -> Vec<String> {
+        config.rules.rules.iter().map(Rule::meaning).collect()
+    };
+    let (before, now) = (meanings(old), meanings(new));
+    let mut wider = Vec::new();
+    for rule in &new.rules.rules {
+        if rule.decision == RuleDecision::Auto && !before.contains(&rule.meaning()) {
+            wider.push(format!("the {} (auto)", rule.label()));
+        }
+    }
+    for rule in &old.rules.rules {
+        if rule.decision != RuleDecision::Auto && !now.contains(&rule.meaning()) {
+            wider.push(format!(
+                "the {} ({}) taken away",
+                rule.label(),
+                rule.decision.as_str()
+            ));
+        }
+    }
+    let kept_before: Vec<&String> = before.iter().filter(|m| now.contains(m)).collect();
+    let kept_now: Vec<&String> = now.iter().filter(|m| before.contains(m)).collect();
+    if kept_before != kept_now {
+        wider.push("the [[rule]]s in another order".to_string());
+    }
+    wider
+}
 
 /// What `new` allows that `old` does not, one line each; empty when the
 /// change only narrows or keeps what may be done.
@@ -127,6 +159,7 @@ pub fn widening(old: &WorkspaceConfig, new: &WorkspaceConfig) -> Vec<String> {
             }
         }
     }
+    wider.extend(rules_widening(old, new));
     let added_env: Vec<&str> = new
         .workflow
         .env
@@ -210,5 +243,35 @@ mod tests {
             widening(&wider, &old).is_empty(),
             "narrowing applies at once"
         );
+    }
+
+    #[test]
+    fn a_rule_that_lets_more_run_unasked_is_widening_and_one_that_asks_more_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let rule = |tool: &str, path: &str, decision: &str| {
+            format!("[[rule]]\ntool = \"{tool}\"\npath = \"{path}\"\ndecision = \"{decision}\"\n")
+        };
+        let deny = rule("*", "private/**", "deny");
+        let auto = rule("write_file", "notes/**", "auto");
+        let old = parse(dir.path(), &deny);
+        let with_auto = parse(dir.path(), &format!("{deny}{auto}"));
+        let lines = widening(&old, &with_auto).join("\n");
+        assert!(lines.contains("rule at toolcell.toml:5 (auto)"), "{lines}");
+        assert!(
+            widening(&with_auto, &old).is_empty(),
+            "taking an auto rule away narrows"
+        );
+        let lines = widening(&old, &parse(dir.path(), "")).join("\n");
+        assert!(lines.contains("(deny) taken away"), "{lines}");
+        let more_denied = parse(dir.path(), &format!("{deny}{}", rule("*", "x/**", "ask")));
+        assert!(widening(&old, &more_denied).is_empty());
+        // The same rules in another order: the first that matches decides.
+        let ask = rule("write_file", "notes/**", "ask");
+        let lines = widening(
+            &parse(dir.path(), &format!("{ask}{deny}")),
+            &parse(dir.path(), &format!("{deny}{ask}")),
+        )
+        .join("\n");
+        assert!(lines.contains("another order"), "{lines}");
     }
 }

@@ -226,6 +226,20 @@ impl Approver for AskTheClient<'_> {
             )),
         }
     }
+
+    fn answered_by(&self, request: &ApprovalRequest<'_>, decision: &Decision) -> String {
+        let can_ask = self
+            .client
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form);
+        if request.policy_change.is_some() || (!can_ask && !self.granted.covers(request)) {
+            crate::approval::ANSWERED_BY_NOBODY.to_string()
+        } else if self.granted.covers(request) {
+            self.granted.answered_by(request, decision)
+        } else {
+            "person (through the MCP client)".to_string()
+        }
+    }
 }
 
 /// What the client's user is asked: the call, its arguments, the change it

@@ -145,6 +145,13 @@ pub struct ToolCallRecord {
     pub arguments: String,
     /// auto | approved | approved-for-run | declined | quit | not-asked
     pub decision: Option<String>,
+    /// Who or what decided: `rule "notes are free" (toolcell.toml:3)`,
+    /// `grant: --approve write_file`, `person`, `nobody to ask`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// When, in Unix milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<i64>,
     /// running | done | failed | denied | cancelled
     pub status: String,
     pub result: Option<String>,
@@ -202,6 +209,17 @@ pub fn now_ms() -> i64 {
     jiff::Timestamp::now().as_millisecond()
 }
 
+/// How a call was decided, as recorded.
+#[derive(Debug, Clone, Copy)]
+pub struct DecisionRecord<'a> {
+    /// auto | approved | approved-for-run | declined | quit | not-asked
+    pub decision: &'a str,
+    /// Who or what decided ([`ToolCallRecord::decided_by`]).
+    pub by: Option<&'a str>,
+    /// When, in Unix milliseconds.
+    pub at: Option<i64>,
+}
+
 /// A run that was one tool call, already finished (see
 /// [`Store::record_call_runs`]).
 #[derive(Debug, Clone)]
@@ -216,6 +234,8 @@ pub struct CallRun {
     /// done | failed | denied | cancelled
     pub call_status: &'static str,
     pub decision: &'static str,
+    pub decided_by: Option<String>,
+    pub decided_at: Option<i64>,
     pub result: String,
     pub error_kind: Option<&'static str>,
     pub duration: Duration,
@@ -330,18 +350,18 @@ impl Store {
         })
     }
 
-    /// Records how a tool call ended.
+    /// Records how a tool call ended, and who decided it ([`DecisionRecord`]).
     pub fn finish_tool_call(
         &self,
         row: i64,
-        decision: &str,
+        decided: &DecisionRecord<'_>,
         status: &str,
         result: &str,
         error_kind: Option<&str>,
         duration: Duration,
     ) -> Result<()> {
         self.with(|conn| {
-            conn.prepare_cached("UPDATE tool_calls SET decision = ?2, status = ?3, result = ?4, error_kind = ?5, duration_ms = ?6 WHERE id = ?1")?.execute(params![row, decision, status, result, error_kind, duration.as_secs_f64() * 1000.0])?;
+            conn.prepare_cached("UPDATE tool_calls SET decision = ?2, status = ?3, result = ?4, error_kind = ?5, duration_ms = ?6, decided_by = ?7, decided_at = ?8 WHERE id = ?1")?.execute(params![row, decided.decision, status, result, error_kind, duration.as_secs_f64() * 1000.0, decided.by, decided.at])?;
             Ok(())
         })
     }
@@ -359,8 +379,8 @@ impl Store {
                 tx.prepare_cached("INSERT INTO runs (kind, title, status, started_at, ended_at, error, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
                     .execute(params![run.kind.as_str(), run.title, run.status.as_str(), started, ended, run.error, std::process::id()])?;
                 let id = tx.last_insert_rowid();
-                tx.prepare_cached("INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at, decision, result, error_kind, duration_ms)
-                     VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)")?
+                tx.prepare_cached("INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at, decision, result, error_kind, duration_ms, decided_by, decided_at)
+                     VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")?
                     .execute(params![
                         id,
                         run.call_id,
@@ -371,7 +391,9 @@ impl Store {
                         run.decision,
                         run.result,
                         run.error_kind,
-                        run.duration.as_secs_f64() * 1000.0
+                        run.duration.as_secs_f64() * 1000.0,
+                        run.decided_by,
+                        run.decided_at
                     ])?;
             }
             tx.commit()?;
@@ -513,7 +535,7 @@ impl Store {
                 .collect::<Result<Vec<Message>, _>>()
                 .context("a stored message is unreadable")?;
             let mut query = conn.prepare(
-                "SELECT seq, call_id, tool, arguments, decision, status, result, error_kind, duration_ms, started_at
+                "SELECT seq, call_id, tool, arguments, decision, status, result, error_kind, duration_ms, started_at, decided_by, decided_at
                  FROM tool_calls WHERE run_id = ?1 ORDER BY seq",
             )?;
             let tool_calls = query
@@ -529,6 +551,8 @@ impl Store {
                         error_kind: row.get(7)?,
                         duration_ms: row.get(8)?,
                         started_at: row.get(9)?,
+                        decided_by: row.get(10)?,
+                        decided_at: row.get(11)?,
                     })
                 })?
                 .collect::<rusqlite::Result<Vec<_>>>()?;

@@ -98,6 +98,10 @@ CREATE TABLE schedule_state (
     r#"
 ALTER TABLE models ADD COLUMN dialect TEXT;          -- the tool-call dialect its template teaches
 "#,
+    r#"
+ALTER TABLE tool_calls ADD COLUMN decided_by TEXT;   -- a rule, the grant, a person, nobody to ask
+ALTER TABLE tool_calls ADD COLUMN decided_at INTEGER; -- unix ms: when that was decided
+"#,
 ];
 
 /// Brings the schema up to date. Each step re-reads the version inside an

@@ -1,0 +1,88 @@
+//! Path patterns matched name by name: `*` and `?` within one name, `**`
+//! for any number of folders. The secret files' deny list and the approval
+//! rules' path conditions are both written this way.
+
+/// Whether a pattern's names are compared with ASCII case folded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Case {
+    /// `.ENV` matches `.env`: for patterns that refuse, since a file system
+    /// that folds case opens the one for the other.
+    Folded,
+    /// Exactly: for patterns that allow.
+    Exact,
+}
+
+/// Whether `pattern` (names, `**` among them) matches all of `parts`.
+pub fn matches_components(pattern: &[String], parts: &[&str], case: Case) -> bool {
+    match (pattern.first().map(String::as_str), parts.first()) {
+        (None, None) => true,
+        (Some("**"), _) => {
+            matches_components(&pattern[1..], parts, case)
+                || (!parts.is_empty() && matches_components(pattern, &parts[1..], case))
+        }
+        (Some(p), Some(part)) => {
+            matches_name(p, part, case) && matches_components(&pattern[1..], &parts[1..], case)
+        }
+        _ => false,
+    }
+}
+
+/// `*` and `?` within one name. Byte by byte and allocation-free: it runs
+/// on every file a tool opens.
+pub fn matches_name(pattern: &str, name: &str, case: Case) -> bool {
+    let (pattern, name) = (pattern.as_bytes(), name.as_bytes());
+    let same = |p: u8, n: u8| match case {
+        Case::Folded => p.eq_ignore_ascii_case(&n),
+        Case::Exact => p == n,
+    };
+    let (mut p, mut n) = (0, 0);
+    let (mut star, mut resume) = (None, 0);
+    while n < name.len() {
+        if p < pattern.len() && (pattern[p] == b'?' || same(pattern[p], name[n])) {
+            p += 1;
+            n += 1;
+        } else if p < pattern.len() && pattern[p] == b'*' {
+            star = Some(p);
+            p += 1;
+            resume = n;
+        } else if let Some(s) = star {
+            p = s + 1;
+            resume += 1;
+            n = resume;
+        } else {
+            return false;
+        }
+    }
+    pattern[p..].iter().all(|c| *c == b'*')
+}
+
+/// A pattern split into its names (`.` and empty names dropped).
+pub fn names(pattern: &str) -> Vec<String> {
+    pattern
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .map(String::from)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn matches(pattern: &str, path: &str, case: Case) -> bool {
+        let parts: Vec<&str> = path.split('/').collect();
+        matches_components(&names(pattern), &parts, case)
+    }
+
+    #[test]
+    fn stars_stay_within_a_name_and_double_stars_cross_folders() {
+        assert!(matches("notes/*.md", "notes/a.md", Case::Exact));
+        assert!(!matches("notes/*.md", "notes/sub/a.md", Case::Exact));
+        assert!(matches("notes/**", "notes/sub/a.md", Case::Exact));
+        assert!(matches("notes/**/*.md", "notes/a.md", Case::Exact));
+        assert!(!matches("notes/**", "notesx/a.md", Case::Exact));
+        assert!(matches("a?c", "abc", Case::Exact));
+        assert!(!matches("NOTES/**", "notes/a", Case::Exact));
+        assert!(matches("NOTES/**", "notes/a", Case::Folded));
+    }
+}
