@@ -30,6 +30,7 @@ mod depth;
 mod dialects;
 mod file_tools;
 mod hardening;
+mod inbox;
 mod install_url;
 mod layers;
 mod limits;

@@ -10,8 +10,11 @@
 //!   `--approve TOOL`, a schedule's `approve` list), then the terminal if
 //!   there is one, else a denial that says how to grant it;
 //! - [`terminal`]: the prompt, with the change a call would make
-//!   ([`crate::effect::preview`]).
+//!   ([`crate::effect::preview`]);
+//! - [`inbox`]: calls parked for a person to decide later, from any
+//!   process (`toolcell approvals`, `approve`, `deny`).
 
+pub mod inbox;
 pub mod terminal;
 
 use async_trait::async_trait;

@@ -29,6 +29,22 @@ impl TerminalApprover {
 
 /// The text of the prompt for `request`.
 pub fn render(request: &ApprovalRequest<'_>) -> String {
+    let mut text = shown(request);
+    if !request.offers_for_run() {
+        text.push_str("  [y] yes  [n] no (add a reason: `n too risky`)  [q] quit\n> ");
+    } else {
+        text.push_str(&format!(
+            "  [y] yes  [n] no (add a reason: `n too risky`)  [a] yes to `{}` for this run  [q] quit\n> ",
+            request.tool
+        ));
+    }
+    text
+}
+
+/// What the prompt shows of `request` before its answers: the call, its
+/// arguments, any warning and the change it would make — also what the
+/// inbox shows of a parked call.
+pub fn shown(request: &ApprovalRequest<'_>) -> String {
     let mut text = String::from("\n");
     if let Some(change) = &request.policy_change {
         text.push_str(&format!("! {change}\n"));
@@ -64,16 +80,7 @@ pub fn render(request: &ApprovalRequest<'_>) -> String {
     }
     // Nothing in the arguments, the warning or the preview may hide or
     // reorder what is shown.
-    let mut text = crate::util::text::for_terminal(&text).into_owned();
-    if !request.offers_for_run() {
-        text.push_str("  [y] yes  [n] no (add a reason: `n too risky`)  [q] quit\n> ");
-    } else {
-        text.push_str(&format!(
-            "  [y] yes  [n] no (add a reason: `n too risky`)  [a] yes to `{}` for this run  [q] quit\n> ",
-            request.tool
-        ));
-    }
-    text
+    crate::util::text::for_terminal(&text).into_owned()
 }
 
 /// What the answer `line` means; "yes for this run" only where it is

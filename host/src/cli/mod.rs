@@ -28,6 +28,7 @@ macro_rules! say_inline {
     };
 }
 
+mod approvals;
 mod chat;
 mod daemon;
 mod interrupts;
@@ -112,6 +113,24 @@ enum Command {
     Daemon(daemon::DaemonArgs),
     /// Trust the workspace config as it is now, so it may start the programs it names.
     Trust(trust::TrustArgs),
+    /// Calls parked for a person to decide (wait_for_approval, run --wait-approval).
+    Approvals(approvals::ApprovalsArgs),
+    /// Approve a parked call (`toolcell approvals` lists them).
+    Approve {
+        /// The parked call's id.
+        id: i64,
+        /// Also approve later calls of the same tool in that run.
+        #[arg(long)]
+        for_run: bool,
+    },
+    /// Deny a parked call; the reason reaches the run (and its model).
+    Deny {
+        /// The parked call's id.
+        id: i64,
+        /// Why, for the run and the record.
+        #[arg(long)]
+        reason: Option<String>,
+    },
     /// The approval rules ([[rule]] in toolcell.toml): what would decide a call.
     #[command(subcommand)]
     Rules(rules::RulesCommand),
@@ -140,6 +159,9 @@ pub fn main() -> i32 {
         Command::Undo { run } => undo::run(&cli.config, run),
         Command::Trust(args) => trust::run(&cli.config, args),
         Command::Rules(command) => rules::run(&cli.config, command),
+        Command::Approvals(args) => approvals::list(&cli.config, args),
+        Command::Approve { id, for_run } => approvals::approve(&cli.config, id, for_run),
+        Command::Deny { id, reason } => approvals::deny(&cli.config, id, reason),
         Command::Schedule(command) => schedule::run(&cli.config, command),
         Command::Daemon(args) => daemon::run(&cli.config, args),
         Command::Mcp(args) => mcp::run(&cli.config, args),

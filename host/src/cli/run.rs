@@ -32,6 +32,11 @@ pub struct RunArgs {
     /// Approve calls of TOOL without asking (repeatable).
     #[arg(long = "approve", value_name = "TOOL")]
     approve: Vec<String>,
+    /// Park a call nobody granted for up to DURATION ("30m", "2h") for a
+    /// person to decide with `toolcell approve` / `toolcell deny`, instead of
+    /// asking on the terminal or refusing it.
+    #[arg(long, value_name = "DURATION", value_parser = crate::config::schedule::parse_duration)]
+    wait_approval: Option<Duration>,
     /// Wall-clock limit in seconds (overrides timeout_s under [workflow]).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     timeout: Option<u64>,
@@ -60,11 +65,27 @@ pub fn run(config: &Option<PathBuf>, args: RunArgs) -> Result<i32> {
     }
     let store = Arc::new(Store::open(&dispatcher.config().state_dir())?);
     let run = store.start_run(RunKind::Workflow, &workflow.display, model.name.as_deref())?;
-    let approver = Arc::new(StandingApprovals::interactive(
+    let granted = StandingApprovals::interactive(
         args.yes,
         args.approve,
         "--approve {tool} (or --yes) to allow it",
-    ));
+    );
+    let approver: Arc<dyn crate::approval::Approver> = match args.wait_approval {
+        Some(wait) => {
+            // The inbox answers instead of the terminal.
+            let granted = StandingApprovals {
+                ask: None,
+                ..granted
+            };
+            Arc::new(crate::approval::inbox::InboxApprover::new(
+                granted,
+                store.clone(),
+                Some(run),
+                wait,
+            ))
+        }
+        None => Arc::new(granted),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()

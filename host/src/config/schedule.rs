@@ -77,6 +77,9 @@ pub struct ScheduleConfig {
     pub timeout: Option<Duration>,
     pub retries: u32,
     pub approve: Vec<String>,
+    /// A call nobody granted is parked this long for a person to decide
+    /// (`toolcell approvals`) instead of refused; `None`: refused at once.
+    pub wait_for_approval: Option<Duration>,
     pub enabled: bool,
 }
 
@@ -98,6 +101,7 @@ pub struct RawSchedule {
     retries: u32,
     #[serde(default)]
     approve: Vec<String>,
+    wait_for_approval: Option<String>,
     enabled: Option<bool>,
 }
 
@@ -166,6 +170,21 @@ impl ScheduleConfig {
                 );
             }
         };
+        let wait_for_approval = match raw
+            .wait_for_approval
+            .as_deref()
+            .map(parse_duration)
+            .transpose()
+        {
+            Ok(wait) => wait,
+            Err(e) => {
+                return fail(
+                    "wait_for_approval",
+                    format!("schedule `{name}`: wait_for_approval {e}"),
+                    "write it like \"30m\" or \"2h\"",
+                );
+            }
+        };
         if raw.retries > MAX_RETRIES {
             return fail(
                 "retries",
@@ -194,6 +213,7 @@ impl ScheduleConfig {
             timeout,
             retries: raw.retries,
             approve: raw.approve,
+            wait_for_approval,
             enabled: raw.enabled.unwrap_or(true),
         })
     }

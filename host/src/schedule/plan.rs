@@ -185,6 +185,7 @@ mod tests {
             timeout: None,
             retries: 0,
             approve: Vec::new(),
+            wait_for_approval: None,
             enabled: true,
         }
     }

@@ -7,8 +7,10 @@
 //! is opened, runs still `running` whose process is gone were cut off (a
 //! crash, a kill): they are marked `interrupted` and never replayed.
 
+pub mod approvals;
 mod deferred;
 mod models;
+mod orphans;
 mod schedules;
 mod schema;
 
@@ -71,6 +73,9 @@ pub enum RunStatus {
     TimedOut,
     /// Not started: the schedule's previous run was still running.
     Skipped,
+    /// Running, and waiting for a person to decide a parked call
+    /// (`toolcell approvals`).
+    Waiting,
 }
 
 impl RunStatus {
@@ -84,6 +89,7 @@ impl RunStatus {
             RunStatus::Interrupted => "interrupted",
             RunStatus::TimedOut => "timed-out",
             RunStatus::Skipped => "skipped",
+            RunStatus::Waiting => "waiting",
         }
     }
 }
@@ -257,7 +263,7 @@ impl Store {
         let started = std::time::Instant::now();
         loop {
             let opened = Self::connect(&path).and_then(|conn| {
-                mark_interrupted(&conn)?;
+                orphans::mark_interrupted(&conn)?;
                 Ok(conn)
             });
             match opened {
@@ -594,31 +600,6 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
     })
 }
 
-/// Marks the runs of processes that are gone as interrupted.
-fn mark_interrupted(conn: &Connection) -> Result<()> {
-    let mut running = conn.prepare("SELECT id, pid FROM runs WHERE status = 'running'")?;
-    let orphans: Vec<RunId> = running
-        .query_map([], |row| {
-            Ok((row.get::<_, RunId>(0)?, row.get::<_, i64>(1)?))
-        })?
-        .filter_map(|row| row.ok())
-        .filter(|(_, pid)| !process_alive(*pid))
-        .map(|(id, _)| id)
-        .collect();
-    for id in orphans {
-        conn.prepare_cached(
-            "UPDATE runs SET status = 'interrupted', ended_at = ?2,
-               error = 'the process running it stopped before it finished' WHERE id = ?1",
-        )?
-        .execute(params![id, now_ms()])?;
-        conn.prepare_cached(
-            "UPDATE tool_calls SET status = 'interrupted' WHERE run_id = ?1 AND status = 'running'",
-        )?
-        .execute(params![id])?;
-    }
-    Ok(())
-}
-
 /// `error`, met using the store at `path`, with the file named. When SQLite
 /// says the file is damaged ("file is not a database", "database disk image
 /// is malformed") it also says what to do: nothing toolcell does can repair
@@ -640,20 +621,6 @@ fn store_error(path: &Path, error: anyhow::Error) -> anyhow::Error {
     anyhow::anyhow!(
         "the run store {shown} is damaged ({damaged})\n  fix: move it away, with the {DB_FILE}-wal and {DB_FILE}-shm files beside it (`mkdir {folder}/broken && mv {shown}* {folder}/broken/`); toolcell then makes a new, empty store, and the old runs stay in the moved file (`sqlite3 {folder}/broken/{DB_FILE} .recover` may save some)"
     )
-}
-
-/// Whether process `pid` still exists.
-fn process_alive(pid: i64) -> bool {
-    let Ok(pid) = libc::pid_t::try_from(pid) else {
-        return false;
-    };
-    if pid <= 0 {
-        return false;
-    }
-    // Signal 0 checks for existence without sending anything; EPERM means
-    // it exists but belongs to someone else.
-    let result = unsafe { libc::kill(pid, 0) };
-    result == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 #[cfg(test)]

@@ -102,6 +102,24 @@ ALTER TABLE models ADD COLUMN dialect TEXT;          -- the tool-call dialect it
 ALTER TABLE tool_calls ADD COLUMN decided_by TEXT;   -- a rule, the grant, a person, nobody to ask
 ALTER TABLE tool_calls ADD COLUMN decided_at INTEGER; -- unix ms: when that was decided
 "#,
+    r#"
+CREATE TABLE approvals (
+    id          INTEGER PRIMARY KEY,
+    run_id      INTEGER REFERENCES runs(id) ON DELETE CASCADE,
+    tool        TEXT NOT NULL,
+    arguments   TEXT NOT NULL,
+    shown       TEXT NOT NULL,          -- what the terminal prompt would show
+    for_run     INTEGER NOT NULL,       -- 1: "yes for this run" may be given
+    status      TEXT NOT NULL,          -- waiting | approved | approved-for-run | denied | timed-out | void
+    reason      TEXT,
+    asked_at    INTEGER NOT NULL,       -- unix ms
+    expires_at  INTEGER NOT NULL,
+    decided_at  INTEGER,
+    decided_by  TEXT,
+    pid         INTEGER NOT NULL        -- the process waiting for it
+);
+CREATE INDEX approvals_by_status ON approvals(status, id);
+"#,
 ];
 
 /// Brings the schema up to date. Each step re-reads the version inside an
