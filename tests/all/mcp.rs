@@ -538,3 +538,49 @@ fn a_client_with_elicitation_is_asked_before_a_call_that_needs_approval() {
     assert_eq!(wrote["isError"], false, "{wrote}");
     assert!(granted.asked.is_empty());
 }
+
+#[test]
+fn a_client_without_elicitation_can_have_its_calls_parked_for_toolcell_approve() {
+    let ws = Workspace::new();
+    ws.write("a.txt", "old\n");
+    let mut mcp = Session::start(&ws, &["--wait-approval", "60s"]);
+    // Another terminal: the call shows up in the inbox with its change,
+    // and is approved there; the next one is denied with a reason.
+    let decide = |verb: &'static [&'static str]| {
+        let started = std::time::Instant::now();
+        loop {
+            let listed = ws.run(&["approvals", "--json"]);
+            if let Some(id) = listed.json()[0]["id"].as_i64() {
+                assert!(
+                    listed.json()[0]["shown"].as_str().unwrap().contains("+new"),
+                    "{listed:?}"
+                );
+                let id = id.to_string();
+                let mut args = vec![verb[0], id.as_str()];
+                args.extend(&verb[1..]);
+                let decided = ws.run(&args);
+                assert_eq!(decided.code, 0, "{decided:?}");
+                return;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "nothing was parked"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    std::thread::scope(|scope| {
+        scope.spawn(|| decide(&["approve"]));
+        let wrote = mcp.call("write_file", json!({"path": "a.txt", "content": "new\n"}));
+        assert_eq!(wrote["isError"], false, "{wrote}");
+    });
+    assert_eq!(ws.read("a.txt"), "new\n");
+    ws.write("a.txt", "old\n");
+    std::thread::scope(|scope| {
+        scope.spawn(|| decide(&["deny", "--reason", "keep the old one"]));
+        let refused = mcp.call("write_file", json!({"path": "a.txt", "content": "new\n"}));
+        assert_eq!(refused["isError"], true, "{refused}");
+        assert!(text(&refused).contains("keep the old one"), "{refused}");
+    });
+    assert_eq!(ws.read("a.txt"), "old\n");
+}

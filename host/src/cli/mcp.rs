@@ -25,6 +25,11 @@ pub struct McpArgs {
     /// Approve calls of TOOL without asking (repeatable).
     #[arg(long = "approve", value_name = "TOOL")]
     approve: Vec<String>,
+    /// Park a call the client cannot ask its user about (it offers no
+    /// elicitation) for up to DURATION ("30m"), for `toolcell approve` /
+    /// `toolcell deny`, instead of refusing it.
+    #[arg(long, value_name = "DURATION", value_parser = crate::config::schedule::parse_duration)]
+    wait_approval: Option<Duration>,
 }
 
 pub fn run(config: &Option<PathBuf>, args: McpArgs) -> Result<i32> {
@@ -48,8 +53,11 @@ pub fn run(config: &Option<PathBuf>, args: McpArgs) -> Result<i32> {
         .enable_all()
         .build()?;
     runtime.block_on(async {
-        let server = ToolServer::new(dispatcher, store, approver)
+        let mut server = ToolServer::new(dispatcher, store, approver)
             .context("cannot start the recorder of MCP calls")?;
+        if let Some(wait) = args.wait_approval {
+            server = server.with_inbox(wait);
+        }
         end_if_stuck_after_a_signal(Arc::downgrade(&server.recorder()))
             .context("cannot watch for SIGTERM and SIGINT")?;
         let service = server

@@ -14,6 +14,7 @@
 //! grant it. Each call is recorded as a run of kind `mcp` (`toolcell runs
 //! list`).
 
+use crate::approval::inbox::InboxApprover;
 use crate::approval::{ApprovalRequest, Approver, Decision, StandingApprovals};
 use crate::call::dispatch::Dispatcher;
 use crate::call::offer::offered_tools;
@@ -46,6 +47,9 @@ pub struct ToolServer {
     pub store: Arc<Store>,
     /// What was granted on the command line.
     pub approvals: Arc<StandingApprovals>,
+    /// Parks the calls of a client that cannot ask its user, for `toolcell
+    /// approve` (`toolcell mcp --wait-approval`); `None`: they are refused.
+    inbox: Option<InboxApprover>,
     /// Writes the records of read-only calls after they have answered.
     recorder: Arc<DeferredRecorder>,
     /// Numbers the calls, for their ids in the run records.
@@ -63,8 +67,24 @@ impl ToolServer {
             dispatcher,
             store,
             approvals,
+            inbox: None,
             calls: AtomicU64::new(0),
         })
+    }
+
+    /// Parks a call the client cannot ask its user about for up to `wait`,
+    /// for a person to decide with `toolcell approve` or `toolcell deny`,
+    /// instead of refusing it.
+    pub fn with_inbox(mut self, wait: std::time::Duration) -> Self {
+        let granted = StandingApprovals {
+            all: self.approvals.all,
+            tools: self.approvals.tools.clone(),
+            ask: None,
+            grant_hint: self.approvals.grant_hint,
+            granted_as: self.approvals.granted_as,
+        };
+        self.inbox = Some(InboxApprover::new(granted, self.store.clone(), None, wait));
+        self
     }
 
     /// The recorder of read-only calls, for a shutdown that cannot wait for
@@ -105,6 +125,7 @@ impl ToolServer {
         let approver = AskTheClient {
             client,
             granted: &self.approvals,
+            inbox: self.inbox.as_ref(),
         };
         let runner = ToolRunner {
             dispatcher: &self.dispatcher,
@@ -190,6 +211,16 @@ impl ServerHandler for ToolServer {
 struct AskTheClient<'a> {
     client: Peer<RoleServer>,
     granted: &'a StandingApprovals,
+    /// Where a call goes that the client cannot ask about, if anywhere.
+    inbox: Option<&'a InboxApprover>,
+}
+
+impl AskTheClient<'_> {
+    fn can_elicit(&self) -> bool {
+        self.client
+            .supported_elicitation_modes()
+            .contains(&ElicitationMode::Form)
+    }
 }
 
 #[async_trait::async_trait]
@@ -199,10 +230,13 @@ impl Approver for AskTheClient<'_> {
             return crate::approval::policy_refusal(request, "an MCP client is not that terminal");
         }
         let granted = self.granted.covers(request);
-        let can_ask = self
-            .client
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form);
+        let can_ask = self.can_elicit();
+        if !granted
+            && !can_ask
+            && let Some(inbox) = self.inbox
+        {
+            return inbox.decide(request).await;
+        }
         if granted || !can_ask {
             return self.granted.decide(request).await;
         }
@@ -228,10 +262,14 @@ impl Approver for AskTheClient<'_> {
     }
 
     fn answered_by(&self, request: &ApprovalRequest<'_>, decision: &Decision) -> String {
-        let can_ask = self
-            .client
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form);
+        let can_ask = self.can_elicit();
+        if request.policy_change.is_none()
+            && !can_ask
+            && !self.granted.covers(request)
+            && let Some(inbox) = self.inbox
+        {
+            return inbox.answered_by(request, decision);
+        }
         if request.policy_change.is_some() || (!can_ask && !self.granted.covers(request)) {
             crate::approval::ANSWERED_BY_NOBODY.to_string()
         } else if self.granted.covers(request) {
