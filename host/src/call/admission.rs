@@ -105,6 +105,7 @@ impl Dispatcher {
                 None => format!("grant: the tool's default ({mode})"),
             }
         };
+        let decided_by_rule = rule.is_some();
         let (needs_approval, decided_by) = match (grant.approval, rule) {
             (ApprovalMode::Deny, _) => {
                 let reason =
@@ -141,6 +142,7 @@ impl Dispatcher {
             grant,
             needs_approval,
             decided_by,
+            decided_by_rule,
             touched,
             policy,
         })
@@ -320,6 +322,8 @@ pub struct Admitted<'d> {
     pub needs_approval: bool,
     /// What let it run unasked (a rule, the grant), or made it asked.
     pub decided_by: String,
+    /// Whether that was a rule: a person who answers is recorded beside it.
+    pub decided_by_rule: bool,
     /// The paths a file-changing built-in call changes.
     pub(super) touched: Option<Vec<(String, Touch)>>,
     /// The policy files among them.

@@ -332,7 +332,7 @@ impl<'a> ToolRunner<'a> {
             decided = Decided::from(&answer);
             decided_at = now_ms();
             // A rule that asked is named beside whoever answered.
-            decided_by = if admitted.decided_by.starts_with("rule ") {
+            decided_by = if admitted.decided_by_rule {
                 format!("{answered_by}, asked by the {}", admitted.decided_by)
             } else {
                 answered_by

@@ -237,6 +237,10 @@ impl Rules {
         args: &Value,
         real: &dyn Fn(&str) -> Option<String>,
     ) -> Option<&Rule> {
+        // Most calls meet no rule for their tool: nothing is looked at.
+        if !self.rules.iter().any(|r| r.applies_to(tool)) {
+            return None;
+        }
         let paths = CallPaths::of(tool, args, real);
         let mut first: Option<&Rule> = None;
         for rule in self.rules.iter().filter(|r| r.applies_to(tool)) {
