@@ -51,6 +51,19 @@ fn parked_id(ws: &Workspace) -> i64 {
     }
 }
 
+/// The id of a call parked after the call `first` was.
+fn parked_after(ws: &Workspace, first: i64) -> i64 {
+    let started = Instant::now();
+    loop {
+        let id = parked_id(ws);
+        if id != first {
+            return id;
+        }
+        assert!(started.elapsed() < PATIENCE, "no other call was parked");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 fn finished(child: Child) -> (i32, String) {
     let output = child.wait_with_output().unwrap();
     (
@@ -193,18 +206,7 @@ fn a_file_changed_while_its_call_waited_is_parked_again_with_the_change_as_it_is
     let approved = ws.run(&["approve", &first.to_string()]);
     assert_eq!(approved.code, 0, "{approved:?}");
     // Not applied over the change: asked again, with the change now.
-    let started = Instant::now();
-    let second = loop {
-        let id = parked_id(&ws);
-        if id != first {
-            break id;
-        }
-        assert!(
-            started.elapsed() < PATIENCE,
-            "the call was not parked again"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let second = parked_after(&ws, first);
     assert_eq!(ws.read("out.txt"), "changed meanwhile\n");
     let listed = ws.run(&["approvals"]);
     assert!(
@@ -216,4 +218,179 @@ fn a_file_changed_while_its_call_waited_is_parked_again_with_the_change_as_it_is
     let (code, said) = finished(run);
     assert_eq!(code, 0, "{said}");
     assert_eq!(ws.read("out.txt"), "hello\n");
+}
+
+/// Waits until `path` exists with something in it, and returns it.
+fn written(path: &std::path::Path) -> String {
+    let started = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path)
+            && !text.is_empty()
+        {
+            return text;
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "{} was never written",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `[approvals] on_waiting` that writes what it was told to `told.txt`
+/// (outside the workspace) and its whole environment to `env.txt`.
+fn telling(ws: &Workspace, wait: &str) -> String {
+    let marks = ws.marks();
+    format!(
+        "{}[approvals]\non_waiting = [\"sh\", \"-c\", 'printf \"%s\\n\" \"call=$TOOLCELL_CALL\" \"run=$TOOLCELL_RUN\" \"tool=$TOOLCELL_TOOL\" \"expires=$TOOLCELL_EXPIRES\" \"$TOOLCELL_PREVIEW\" > \"$1/told.txt\"; env > \"$1/env.txt\"', \"notifier\", {:?}]\n",
+        schedule(wait),
+        marks.display().to_string()
+    )
+}
+
+#[test]
+fn the_program_told_of_a_parked_call_learns_its_id_run_tool_and_change_and_nothing_else() {
+    let mut ws = Workspace::new();
+    ws.env("TOOLCELL_TEST_SECRET", "do-not-pass");
+    // The workflow first: a schedule's workflow is part of what is trusted.
+    ws.write("w.rhai", WRITES);
+    ws.write("toolcell.toml", &telling(&ws, "60s"));
+    let run = start(&ws, &["schedule", "run", "nightly"]);
+    let id = parked_id(&ws);
+    let told = written(&ws.marks().join("told.txt"));
+    assert!(told.contains(&format!("call={id}\n")), "{told}");
+    assert!(told.contains("run=1\n"), "{told}");
+    assert!(told.contains("tool=write_file\n"), "{told}");
+    assert!(told.contains("expires=20"), "{told}");
+    // What the terminal prompt shows: the call and its diff.
+    assert!(told.contains("`write_file` wants to run with"), "{told}");
+    assert!(told.contains("+hello"), "{told}");
+    let env = written(&ws.marks().join("env.txt"));
+    assert!(!env.contains("do-not-pass"), "{env}");
+    assert!(!env.contains("TOOLCELL_DATA_DIR"), "{env}");
+    assert_eq!(ws.run(&["approve", &id.to_string()]).code, 0);
+    let (code, said) = finished(run);
+    assert_eq!(code, 0, "{said}");
+    assert_eq!(ws.read("out.txt"), "hello\n");
+}
+
+#[test]
+fn a_notifier_that_fails_or_is_missing_is_logged_and_the_call_still_waits() {
+    for (program, logged) in [
+        ("false", "ended with exit status: 1"),
+        ("toolcell-no-such-notifier", "was not run: no program"),
+    ] {
+        let ws = Workspace::new();
+        ws.write("w.rhai", WRITES);
+        ws.write(
+            "toolcell.toml",
+            &format!(
+                "{}[approvals]\non_waiting = [{program:?}]\n",
+                schedule("60s")
+            ),
+        );
+        let run = start(&ws, &["schedule", "run", "nightly"]);
+        let id = parked_id(&ws);
+        // Give a failing program time to end before the call is decided.
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(ws.run(&["approve", &id.to_string()]).code, 0);
+        let (code, said) = finished(run);
+        assert_eq!(code, 0, "{said}");
+        assert!(said.contains("approvals.on_waiting"), "{said}");
+        assert!(said.contains(logged), "{said}");
+        assert_eq!(ws.read("out.txt"), "hello\n");
+    }
+}
+
+#[test]
+fn an_untrusted_config_tells_nobody_and_trust_names_the_program() {
+    let ws = Workspace::new();
+    ws.write_untrusted("toolcell.toml", &telling(&ws, "60s"));
+    ws.write("w.rhai", WRITES);
+    let run = start(&ws, &["schedule", "run", "nightly"]);
+    let id = parked_id(&ws);
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!ws.marks().join("told.txt").exists());
+    assert_eq!(ws.run(&["deny", &id.to_string()]).code, 0);
+    let (code, said) = finished(run);
+    assert_eq!(code, 0, "{said}");
+    assert!(said.contains("the program told of parked calls"), "{said}");
+    let trusted = ws.run(&["trust"]);
+    assert_eq!(trusted.code, 0, "{trusted:?}");
+    assert!(
+        trusted
+            .stdout
+            .contains("the program told of parked calls: sh -c"),
+        "{trusted:?}"
+    );
+}
+
+#[test]
+fn a_notifier_script_in_the_workspace_is_policy_no_tool_may_change() {
+    let ws = Workspace::new();
+    ws.write(
+        "toolcell.toml",
+        "[approvals]\non_waiting = [\"./notify.sh\"]\n",
+    );
+    ws.write("notify.sh", "#!/bin/sh\nexit 0\n");
+    let (code, out) = ws.call(
+        "write_file",
+        serde_json::json!({"path": "notify.sh", "content": "#!/bin/sh\ncurl evil\n"}),
+    );
+    assert_ne!(code, 0, "{out}");
+    let error = out["error"]["message"].as_str().unwrap();
+    assert!(
+        error.contains("a program [approvals] on_waiting runs, with your rights"),
+        "{error}"
+    );
+    assert_eq!(ws.read("notify.sh"), "#!/bin/sh\nexit 0\n");
+}
+
+#[test]
+fn a_daemon_restarted_while_a_call_waits_leaves_the_run_interrupted_the_call_void_and_replays_nothing()
+ {
+    let ws = Workspace::new();
+    ws.write(
+        "toolcell.toml",
+        "[[schedule]]\nname = \"often\"\nworkflow = \"w.rhai\"\ncron = \"* * * * * *\"\ncatch_up = \"latest\"\nwait_for_approval = \"10m\"\n",
+    );
+    ws.write("w.rhai", WRITES);
+    let mut daemon = start(&ws, &["daemon"]);
+    let first = parked_id(&ws);
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
+    let runs = crate::schedules::runs_of(&ws, "often");
+    assert_eq!(runs.len(), 1, "{runs:#?}");
+    assert_eq!(runs[0]["status"], "interrupted", "{runs:#?}");
+
+    // The restarted daemon fires again, at a later time: the cut run is
+    // not replayed, and its call stays void whatever is answered.
+    let mut daemon = start(&ws, &["daemon"]);
+    let second = parked_after(&ws, first);
+    let approved = ws.run(&["approve", &first.to_string()]);
+    assert_eq!(approved.code, 1, "{approved:?}");
+    assert!(approved.stderr.contains("is void"), "{approved:?}");
+    assert!(!ws.root.join("out.txt").exists());
+    let runs = crate::schedules::runs_of(&ws, "often");
+    let fire_times: std::collections::BTreeSet<i64> = runs
+        .iter()
+        .map(|r| r["scheduled_at"].as_i64().unwrap())
+        .collect();
+    assert_eq!(
+        fire_times.len(),
+        runs.len(),
+        "no fire time runs twice: {runs:#?}"
+    );
+    assert_eq!(ws.run(&["approve", &second.to_string()]).code, 0);
+    let started = Instant::now();
+    while !ws.root.join("out.txt").exists() {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the approved call did not run"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    daemon.kill().unwrap();
+    daemon.wait().unwrap();
 }

@@ -6,11 +6,12 @@
 //! nobody watches: schedules with `wait_for_approval`, `toolcell run
 //! --wait-approval`.
 
-use super::{ApprovalRequest, Approver, Decision, StandingApprovals, terminal};
+use super::notify::{Notifier, Waiting};
+use super::{Answer, ApprovalRequest, Approver, Decision, StandingApprovals, terminal};
 use crate::store::approvals::{ParkedStatus, Parking};
 use crate::store::{RunId, Store, now_ms};
 use async_trait::async_trait;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -22,14 +23,15 @@ const POLL: Duration = Duration::from_millis(200);
 pub struct InboxApprover {
     pub granted: StandingApprovals,
     pub store: Arc<Store>,
-    /// The run the calls belong to, marked `waiting` while one is parked.
+    /// The run the calls belong to, marked `waiting` while one is parked;
+    /// `None` when each call says its own (an MCP session's).
     pub run: Option<RunId>,
     /// How long a parked call waits before it is refused.
     pub wait: Duration,
     /// Tools a person approved for the rest of the run.
     approved_for_run: Mutex<BTreeSet<String>>,
-    /// Who answered each call, by its tool and arguments, for the record.
-    answered: Mutex<BTreeMap<String, String>>,
+    /// Who is told of each parked call (`[approvals] on_waiting`).
+    notifier: Option<Notifier>,
 }
 
 impl InboxApprover {
@@ -45,27 +47,23 @@ impl InboxApprover {
             run,
             wait,
             approved_for_run: Mutex::default(),
-            answered: Mutex::default(),
+            notifier: None,
         }
     }
 
-    fn key(request: &ApprovalRequest<'_>) -> String {
-        format!("{}\0{}", request.tool, request.args)
-    }
-
-    fn answered_as(&self, request: &ApprovalRequest<'_>, by: String) {
-        self.answered
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(Self::key(request), by);
+    /// Tells `notifier` of each call parked from now on.
+    pub fn telling(mut self, notifier: Option<Notifier>) -> Self {
+        self.notifier = notifier;
+        self
     }
 
     /// Parks `request` and waits for its answer.
-    async fn wait_for_answer(&self, request: &ApprovalRequest<'_>) -> Decision {
+    async fn wait_for_answer(&self, request: &ApprovalRequest<'_>) -> Answer {
         let wait_ms = i64::try_from(self.wait.as_millis()).unwrap_or(i64::MAX);
         let shown = terminal::shown(request);
+        let run = self.run.or(request.run);
         let parking = Parking {
-            run: self.run,
+            run,
             tool: request.tool,
             arguments: &request.args.to_string(),
             shown: &shown,
@@ -75,22 +73,32 @@ impl InboxApprover {
         let id = match self.store.park(&parking) {
             Ok(id) => id,
             Err(e) => {
-                self.answered_as(request, super::ANSWERED_BY_NOBODY.into());
-                return Decision::Declined(format!(
+                return Answer::nobody(Decision::Declined(format!(
                     "`{}` needs approval and could not be parked for it ({e:#})",
                     request.tool
-                ));
+                )));
             }
         };
         tracing::info!(
             "call {id} of `{}` waits for approval: toolcell approve {id}",
             request.tool
         );
+        if let Some(notifier) = &self.notifier {
+            notifier.tell(&Waiting {
+                call: id,
+                run,
+                tool: request.tool,
+                shown: &shown,
+                expires_at_ms: parking.expires_at,
+            });
+        }
         let decision = loop {
             tokio::time::sleep(POLL).await;
             let call = match self.store.parked(id) {
                 Ok(Some(call)) => call,
-                Ok(None) => break Decision::Declined("its parked call was removed".into()),
+                Ok(None) => {
+                    break Answer::nobody(Decision::Declined("its parked call was removed".into()));
+                }
                 Err(e) => {
                     tracing::warn!("cannot read parked call {id}: {e:#}");
                     continue;
@@ -112,33 +120,30 @@ impl InboxApprover {
                         .decide_parked(id, ParkedStatus::TimedOut, Some(&why), &timeout)
                     {
                         Ok(()) => {
-                            self.answered_as(request, timeout);
-                            break Decision::Declined(format!(
-                                "`{}` {why}\n  fix: grant it up front, or decide it sooner with `toolcell approve ID`",
-                                request.tool
-                            ));
+                            break Answer::new(
+                                Decision::Declined(format!(
+                                    "`{}` {why}\n  fix: grant it up front, or decide it sooner with `toolcell approve ID`",
+                                    request.tool
+                                )),
+                                timeout,
+                            );
                         }
                         // Decided in the meantime: read again.
                         Err(_) => continue,
                     }
                 }
                 ParkedStatus::Waiting => continue,
-                ParkedStatus::Approved => {
-                    self.answered_as(request, by);
-                    break Decision::Approved;
-                }
+                ParkedStatus::Approved => break Answer::new(Decision::Approved, by),
                 ParkedStatus::ApprovedForRun => {
-                    self.answered_as(request, by);
                     self.approved_for_run
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
                         .insert(request.tool.to_string());
-                    break Decision::ApprovedForRun;
+                    break Answer::new(Decision::ApprovedForRun, by);
                 }
                 ParkedStatus::Denied | ParkedStatus::TimedOut | ParkedStatus::Void => {
-                    self.answered_as(request, by);
                     let reason = call.reason.unwrap_or_default();
-                    break Decision::Declined(if reason.is_empty() {
+                    let decision = Decision::Declined(if reason.is_empty() {
                         format!("the user declined this call of `{}`", request.tool)
                     } else {
                         format!(
@@ -146,10 +151,11 @@ impl InboxApprover {
                             request.tool
                         )
                     });
+                    break Answer::new(decision, by);
                 }
             }
         };
-        if let Some(run) = self.run
+        if let Some(run) = run
             && let Err(e) = self.store.resume_run(run)
         {
             tracing::warn!("cannot mark run {run} running again: {e:#}");
@@ -160,12 +166,15 @@ impl InboxApprover {
 
 #[async_trait]
 impl Approver for InboxApprover {
-    async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision {
+    async fn decide(&self, request: &ApprovalRequest<'_>) -> Answer {
         if self.granted.covers(request) {
-            return Decision::Approved;
+            return Answer::new(Decision::Approved, self.granted.grant_of(request));
         }
         if request.policy_change.is_some() {
-            return super::policy_refusal(request, "a parked call is not answered at a terminal");
+            return Answer::nobody(super::policy_refusal(
+                request,
+                "a parked call is not answered at a terminal",
+            ));
         }
         if request.offers_for_run()
             && self
@@ -174,24 +183,9 @@ impl Approver for InboxApprover {
                 .unwrap_or_else(|p| p.into_inner())
                 .contains(request.tool)
         {
-            self.answered_as(request, "person (approved for this run)".into());
-            return Decision::Approved;
+            return Answer::new(Decision::Approved, super::APPROVED_FOR_RUN_BY_PERSON);
         }
         self.wait_for_answer(request).await
-    }
-
-    fn answered_by(&self, request: &ApprovalRequest<'_>, decision: &Decision) -> String {
-        if self.granted.covers(request) {
-            return self.granted.answered_by(request, decision);
-        }
-        if request.policy_change.is_some() {
-            return super::ANSWERED_BY_NOBODY.into();
-        }
-        self.answered
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&Self::key(request))
-            .unwrap_or_else(|| super::ANSWERED_BY_PERSON.into())
     }
 
     /// A call whose files changed since it was decided is parked again,

@@ -12,9 +12,11 @@
 //! - [`terminal`]: the prompt, with the change a call would make
 //!   ([`crate::effect::preview`]);
 //! - [`inbox`]: calls parked for a person to decide later, from any
-//!   process (`toolcell approvals`, `approve`, `deny`).
+//!   process (`toolcell approvals`, `approve`, `deny`), and [`notify`],
+//!   the program told of each.
 
 pub mod inbox;
+pub mod notify;
 pub mod terminal;
 
 use async_trait::async_trait;
@@ -50,6 +52,8 @@ pub struct ApprovalRequest<'a> {
     /// Those paths changed since the person was last asked about this
     /// call: this is the change as it is now.
     pub asked_again: bool,
+    /// The run the call is recorded in, when it is recorded before it runs.
+    pub run: Option<crate::store::RunId>,
 }
 
 impl ApprovalRequest<'_> {
@@ -110,19 +114,41 @@ impl From<&Decision> for Decided {
     }
 }
 
+/// A [`Decision`] and who gave it, as the record says it: a person, a
+/// grant made up front, a timeout, or nobody (no one could be asked).
+/// They travel together so two calls decided at once can never swap
+/// their records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Answer {
+    pub decision: Decision,
+    pub by: String,
+}
+
+impl Answer {
+    pub fn new(decision: Decision, by: impl Into<String>) -> Self {
+        Self {
+            decision,
+            by: by.into(),
+        }
+    }
+
+    /// Given by a person.
+    pub fn person(decision: Decision) -> Self {
+        Self::new(decision, ANSWERED_BY_PERSON)
+    }
+
+    /// A refusal because nobody could be asked.
+    pub fn nobody(decision: Decision) -> Self {
+        Self::new(decision, ANSWERED_BY_NOBODY)
+    }
+}
+
 /// Answers approval requests for the user. It may wait a long time (a
 /// person at a terminal); callers that can be cancelled race it against
 /// their cancellation.
 #[async_trait]
 pub trait Approver: Send + Sync {
-    async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision;
-
-    /// Who gave `decision` to `request`, as the record says it: a person,
-    /// a grant made up front, or nobody (no one could be asked).
-    fn answered_by(&self, request: &ApprovalRequest<'_>, decision: &Decision) -> String {
-        let _ = (request, decision);
-        ANSWERED_BY_PERSON.to_string()
-    }
+    async fn decide(&self, request: &ApprovalRequest<'_>) -> Answer;
 
     /// Whether a person can be shown the call again when its files changed
     /// between the prompt and the run (a terminal can; a refusal in band
@@ -134,6 +160,9 @@ pub trait Approver: Send + Sync {
 
 /// The record's word for a call a person answered.
 pub const ANSWERED_BY_PERSON: &str = "person";
+/// The record's words for a call a person approved earlier for the rest
+/// of the run.
+pub const APPROVED_FOR_RUN_BY_PERSON: &str = "person (approved for this run)";
 /// The record's word for a call refused because nobody could be asked.
 pub const ANSWERED_BY_NOBODY: &str = "nobody to ask";
 
@@ -142,8 +171,8 @@ pub struct ApproveAll;
 
 #[async_trait]
 impl Approver for ApproveAll {
-    async fn decide(&self, _: &ApprovalRequest<'_>) -> Decision {
-        Decision::Approved
+    async fn decide(&self, _: &ApprovalRequest<'_>) -> Answer {
+        Answer::person(Decision::Approved)
     }
 }
 
@@ -187,6 +216,15 @@ impl StandingApprovals {
         request.policy_change.is_none()
             && ((self.all && !request.every_call) || self.tools.contains(request.tool))
     }
+
+    /// How the record names the grant that covers `request`.
+    pub fn grant_of(&self, request: &ApprovalRequest<'_>) -> String {
+        if self.tools.contains(request.tool) {
+            format!("grant: {} {}", self.granted_as, request.tool)
+        } else {
+            "grant: --yes".to_string()
+        }
+    }
 }
 
 /// The refusal of a policy change where no person can approve it.
@@ -202,38 +240,24 @@ pub fn policy_refusal(request: &ApprovalRequest<'_>, asked: &str) -> Decision {
 
 #[async_trait]
 impl Approver for StandingApprovals {
-    async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision {
+    async fn decide(&self, request: &ApprovalRequest<'_>) -> Answer {
         if self.covers(request) {
-            return Decision::Approved;
+            return Answer::new(Decision::Approved, self.grant_of(request));
         }
         match &self.ask {
             Some(terminal) => terminal.decide(request).await,
             None if request.policy_change.is_some() => {
-                policy_refusal(request, "there is no terminal to ask on")
+                Answer::nobody(policy_refusal(request, "there is no terminal to ask on"))
             }
-            None if self.all => Decision::Declined(format!(
+            None if self.all => Answer::nobody(Decision::Declined(format!(
                 "`{0}` is approved call by call and there is no terminal to ask on: --yes does not cover it; pass --approve {0} to run it unattended",
                 request.tool
-            )),
-            None => Decision::Declined(format!(
+            ))),
+            None => Answer::nobody(Decision::Declined(format!(
                 "`{}` needs approval and there is no terminal to ask on: pass {}",
                 request.tool,
                 self.grant_hint.replace("{tool}", request.tool)
-            )),
-        }
-    }
-
-    fn answered_by(&self, request: &ApprovalRequest<'_>, _: &Decision) -> String {
-        if self.covers(request) {
-            if self.tools.contains(request.tool) {
-                format!("grant: {} {}", self.granted_as, request.tool)
-            } else {
-                "grant: --yes".to_string()
-            }
-        } else if self.ask.is_some() {
-            ANSWERED_BY_PERSON.to_string()
-        } else {
-            ANSWERED_BY_NOBODY.to_string()
+            ))),
         }
     }
 

@@ -2,7 +2,7 @@
 //! change, and the answers yes / no (with a reason for the model) / yes to
 //! this tool for the rest of the run / quit.
 
-use super::{ApprovalRequest, Approver, Decision};
+use super::{Answer, ApprovalRequest, Approver, Decision};
 use async_trait::async_trait;
 use std::collections::BTreeSet;
 use std::io::{BufRead, IsTerminal, Write};
@@ -106,7 +106,7 @@ pub fn parse_answer(line: &str, tool: &str, for_run: bool) -> Option<Decision> {
 
 #[async_trait]
 impl Approver for TerminalApprover {
-    async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision {
+    async fn decide(&self, request: &ApprovalRequest<'_>) -> Answer {
         let for_run = request.offers_for_run();
         if for_run
             && self
@@ -115,7 +115,7 @@ impl Approver for TerminalApprover {
                 .unwrap_or_else(|p| p.into_inner())
                 .contains(request.tool)
         {
-            return Decision::Approved;
+            return Answer::new(Decision::Approved, super::APPROVED_FOR_RUN_BY_PERSON);
         }
         let prompt = render(request);
         let tool = request.tool.to_string();
@@ -151,7 +151,7 @@ impl Approver for TerminalApprover {
                 .unwrap_or_else(|p| p.into_inner())
                 .insert(request.tool.to_string());
         }
-        decision
+        Answer::person(decision)
     }
 
     fn can_ask_again(&self) -> bool {

@@ -11,6 +11,7 @@ use crate::policy::PolicyChange;
 use crate::policy::rules::RuleDecision;
 use crate::registry::grant::{ApprovalMode, ToolGrant};
 use crate::registry::{Backend, McpTool, ToolEntry, ToolSource};
+use crate::store::RunId;
 use crate::tool::manifest::ManifestApproval;
 use serde_json::Value;
 
@@ -173,14 +174,17 @@ impl Dispatcher {
         admitted: &mut Admitted<'_>,
         args: &Value,
         approver: &dyn Approver,
+        run: Option<RunId>,
     ) -> (Decision, String) {
         let mut asked_again = false;
         let mut answered_by = crate::approval::ANSWERED_BY_NOBODY.to_string();
         for _ in 0..MAX_ASKS {
             let mut request = self.approval_request(admitted, args);
             request.asked_again = asked_again;
-            let decision = approver.decide(&request).await;
-            answered_by = approver.answered_by(&request, &decision);
+            request.run = run;
+            let answer = approver.decide(&request).await;
+            let decision = answer.decision;
+            answered_by = answer.by;
             if !matches!(decision, Decision::Approved | Decision::ApprovedForRun) {
                 return (decision, answered_by);
             }
@@ -268,6 +272,7 @@ impl Dispatcher {
                 .map(|paths| crate::effect::changes::state_of(self.config(), paths))
                 .unwrap_or_default(),
             asked_again: false,
+            run: None,
         }
     }
 

@@ -260,8 +260,9 @@ impl<'a> ToolRunner<'a> {
             Request::Answered(result) => result,
             Request::Run(args) => {
                 // What it replaces is kept only where it is recorded.
-                let keep = recorded_now.is_some();
-                self.admit_and_run(call, &args, keep, view, cancel).await
+                let recorded_in = recorded_now.map(|rec| rec.run);
+                self.admit_and_run(call, &args, recorded_in, view, cancel)
+                    .await
             }
         };
         // The result's text: for the record, the limit and the view; a
@@ -303,13 +304,14 @@ impl<'a> ToolRunner<'a> {
         result
     }
 
-    /// Admits, approves and runs `call` with its `args`; with `keep`, takes
-    /// what a file-changing built-in call will replace, for undo.
+    /// Admits, approves and runs `call` with its `args`; when it is
+    /// `recorded_in` a run, takes what a file-changing built-in call will
+    /// replace, for undo.
     async fn admit_and_run(
         &self,
         call: &ToolCall,
         args: &Value,
-        keep: bool,
+        recorded_in: Option<RunId>,
         view: &mut dyn AgentView,
         cancel: &CancellationToken,
     ) -> CallResult {
@@ -326,7 +328,7 @@ impl<'a> ToolRunner<'a> {
         if admitted.needs_approval {
             view.call_status(call, CallStatus::WaitingForApproval, None, None);
             let (answer, answered_by) = tokio::select! {
-                answer = self.dispatcher.seek_approval(&mut admitted, args, self.approver) => answer,
+                answer = self.dispatcher.seek_approval(&mut admitted, args, self.approver, recorded_in) => answer,
                 () = cancel.cancelled() => return CallResult::cancelled("the run was stopped while this call waited for approval"),
             };
             decided = Decided::from(&answer);
@@ -349,7 +351,7 @@ impl<'a> ToolRunner<'a> {
         }
         view.call_status(call, CallStatus::Running, None, None);
         let snapshot = match admitted.entry.source {
-            ToolSource::BuiltIn if keep => {
+            ToolSource::BuiltIn if recorded_in.is_some() => {
                 Snapshot::take(self.dispatcher.config(), &call.name, args)
             }
             _ => None,

@@ -77,12 +77,12 @@ pub fn run(config: &Option<PathBuf>, args: RunArgs) -> Result<i32> {
                 ask: None,
                 ..granted
             };
-            Arc::new(crate::approval::inbox::InboxApprover::new(
-                granted,
-                store.clone(),
-                Some(run),
-                wait,
-            ))
+            Arc::new(
+                crate::approval::inbox::InboxApprover::new(granted, store.clone(), Some(run), wait)
+                    .telling(crate::approval::notify::Notifier::from_config(
+                        dispatcher.config(),
+                    )),
+            )
         }
         None => Arc::new(granted),
     };

@@ -31,6 +31,7 @@
 //! ```
 
 pub mod agent;
+pub mod approvals;
 pub mod cron;
 pub mod mcp_server;
 pub mod rule;
@@ -40,6 +41,7 @@ pub mod trust;
 pub mod workflow;
 
 use crate::config::agent::{AgentConfig, RawAgentConfig};
+use crate::config::approvals::{ApprovalsConfig, RawApprovalsConfig};
 use crate::config::mcp_server::{McpServerConfig, RawMcpServer};
 use crate::config::rule::RawRule;
 use crate::config::schedule::{DaemonConfig, RawDaemonConfig, RawSchedule, ScheduleConfig};
@@ -104,6 +106,8 @@ pub struct WorkspaceConfig {
     /// `[[rule]]`: which calls run unasked, are asked, or are refused, by
     /// their arguments.
     pub rules: Rules,
+    /// `[approvals]`: who is told of a call parked in the inbox.
+    pub approvals: ApprovalsConfig,
     /// What this config asks but may not do, because the user has not
     /// trusted it as it is (see [`WorkspaceConfig::restrict_to_untrusted`]):
     /// one line each, for the warning. Empty when it asks nothing that
@@ -132,6 +136,7 @@ struct RawConfig {
     secrets: Option<Spanned<RawSecrets>>,
     #[serde(default)]
     rule: Vec<Spanned<RawRule>>,
+    approvals: Option<Spanned<RawApprovalsConfig>>,
 }
 
 /// `[secrets]`: secret files opened on purpose, and more to refuse.
@@ -239,6 +244,7 @@ impl WorkspaceConfig {
                 secrets: SecretRules::default(),
             }),
             rules: Rules::default(),
+            approvals: ApprovalsConfig::default(),
             untrusted: Vec::new(),
             fingerprint: None,
         })
@@ -480,6 +486,13 @@ impl WorkspaceConfig {
                 .rules
                 .push(Rule::from_raw(spanned.into_inner(), &at, place)?);
         }
+        let approvals = match raw.approvals {
+            None => ApprovalsConfig::default(),
+            Some(spanned) => {
+                let at = table(spanned.span(), "approvals");
+                ApprovalsConfig::from_raw(spanned.into_inner(), &at, &workspace)?
+            }
+        };
         let policy = PolicyFiles::new(
             Some(file),
             &workspace,
@@ -487,12 +500,23 @@ impl WorkspaceConfig {
                 .iter()
                 .map(|s| (s.workflow.as_path(), s.name.as_str())),
         )
-        .with_programs(mcp_servers.iter().flat_map(|server| {
-            server
-                .program_files()
-                .into_iter()
-                .map(|file| (file, server.name.clone()))
-        }))
+        .with_programs(
+            mcp_servers
+                .iter()
+                .flat_map(|server| {
+                    server
+                        .program_files()
+                        .into_iter()
+                        .map(|file| (file, format!("the MCP server `{}`", server.name)))
+                })
+                .chain(
+                    approvals
+                        .on_waiting
+                        .iter()
+                        .filter_map(|on| on.program_file())
+                        .map(|file| (file, "[approvals] on_waiting".to_string())),
+                ),
+        )
         .with_private(toolcell_folders());
 
         Ok(Self {
@@ -508,6 +532,7 @@ impl WorkspaceConfig {
             mcp_servers,
             files: Arc::new(FileRules { policy, secrets }),
             rules,
+            approvals,
             untrusted: Vec::new(),
             fingerprint: None,
         })

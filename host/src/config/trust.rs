@@ -123,6 +123,12 @@ impl WorkspaceConfig {
                 .rules
                 .retain(|rule| rule.decision != RuleDecision::Auto);
         }
+        if let Some(on_waiting) = self.approvals.on_waiting.take() {
+            asks.push(format!(
+                "the program told of parked calls: {}",
+                line(&on_waiting.command_line())
+            ));
+        }
         if let Some(key) = self.model.api_key_env.take() {
             asks.push(format!("the model server gets the key in ${}", line(&key)));
         }

@@ -130,12 +130,7 @@ impl Connection {
     /// plant a `node` or `npx` of its own there, or in `.venv/bin`).
     fn program(&self) -> Result<std::path::PathBuf> {
         let command = &self.config.command;
-        if command.components().count() > 1 {
-            return Ok(command.clone());
-        }
-        child::find_outside(command, &self.roots)
-            .map(|found| found.path)
-            .map_err(|_| {
+        child::program_to_start(command, &self.roots).ok_or_else(|| {
             anyhow!(
                 "cannot start `{}`: no program of that name is on PATH outside the workspace\n  fix: install it, or give its full path as `command` in [[mcp_server]] `{}` ({})",
                 command.display(),

@@ -23,8 +23,10 @@ pub enum PolicyFile {
     State { trash: bool },
     /// A workflow a schedule runs, or a module beside it.
     Workflow { schedule: String },
-    /// A program (or the script it runs) that an `[[mcp_server]]` starts.
-    Program { server: String },
+    /// A program (or the script it runs) that toolcell starts on the
+    /// user's behalf: an `[[mcp_server]]`, `[approvals] on_waiting`.
+    /// `runner` names who starts it, as in "the MCP server `fs`".
+    Program { runner: String },
     /// Inside toolcell's data or cache folder (user tools, the configs the
     /// user trusted, compiled components).
     UserData,
@@ -43,8 +45,8 @@ impl PolicyFile {
             PolicyFile::Workflow { schedule } => {
                 format!("a workflow the schedule `{schedule}` runs unattended")
             }
-            PolicyFile::Program { server } => format!(
-                "a program the MCP server `{server}` runs, with your rights"
+            PolicyFile::Program { runner } => format!(
+                "a program {runner} runs, with your rights"
             ),
             PolicyFile::UserData => {
                 "inside toolcell's data or cache folder (your tools, what you trusted, compiled code)".into()
@@ -72,7 +74,8 @@ pub struct PolicyFiles {
     /// The scheduled workflows as the config names them (the daemon runs
     /// that path, wherever its links lead then).
     workflow_paths: Vec<PathBuf>,
-    /// Program files the MCP servers start, and the server's name.
+    /// Program files toolcell starts, and who starts each (see
+    /// [`PolicyFile::Program`]).
     programs: Vec<(PathBuf, String)>,
     /// toolcell's data and cache folders.
     private: Vec<PathBuf>,
@@ -145,18 +148,19 @@ impl PolicyFiles {
         paths
     }
 
-    /// Adds the program files MCP servers start: `(file, server)`.
+    /// Adds program files toolcell starts: `(file, runner)`, the runner
+    /// named as in "the MCP server `fs`".
     pub fn with_programs(mut self, programs: impl IntoIterator<Item = (PathBuf, String)>) -> Self {
         // Both the path as named and where it leads: a link in the
         // workspace (`.venv/bin/python`) could be replaced as well as
         // what it points to.
-        for (file, server) in programs {
+        for (file, runner) in programs {
             if let Ok(real) = file.canonicalize()
                 && real != file
             {
-                self.programs.push((real, server.clone()));
+                self.programs.push((real, runner.clone()));
             }
-            self.programs.push((file, server));
+            self.programs.push((file, runner));
         }
         self
     }
@@ -201,9 +205,9 @@ impl PolicyFiles {
         if self.private.iter().any(|p| path.starts_with(p)) {
             return Some(PolicyFile::UserData);
         }
-        if let Some((_, server)) = self.programs.iter().find(|(file, _)| file == path) {
+        if let Some((_, runner)) = self.programs.iter().find(|(file, _)| file == path) {
             return Some(PolicyFile::Program {
-                server: server.clone(),
+                runner: runner.clone(),
             });
         }
         if path.file_name().is_some_and(|n| n == CONFIG_FILE)
@@ -244,13 +248,13 @@ impl PolicyFiles {
         if self.private.iter().any(|p| p.starts_with(path)) {
             return Some(PolicyFile::UserData);
         }
-        if let Some((_, server)) = self
+        if let Some((_, runner)) = self
             .programs
             .iter()
             .find(|(file, _)| file.starts_with(path))
         {
             return Some(PolicyFile::Program {
-                server: server.clone(),
+                runner: runner.clone(),
             });
         }
         self.workflows

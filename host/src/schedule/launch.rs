@@ -2,6 +2,7 @@
 //! `toolcell schedule run` start it.
 
 use crate::approval::inbox::InboxApprover;
+use crate::approval::notify::Notifier;
 use crate::approval::{Approver, StandingApprovals};
 use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
@@ -35,7 +36,10 @@ pub fn unattended_launch(
         granted_as: "the schedule's approve list:",
     };
     let approver: Arc<dyn Approver> = match schedule.wait_for_approval {
-        Some(wait) => Arc::new(InboxApprover::new(granted, store.clone(), Some(run), wait)),
+        Some(wait) => Arc::new(
+            InboxApprover::new(granted, store.clone(), Some(run), wait)
+                .telling(Notifier::from_config(config)),
+        ),
         None => Arc::new(granted),
     };
     Launch {

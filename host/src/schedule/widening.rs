@@ -185,6 +185,14 @@ pub fn widening(old: &WorkspaceConfig, new: &WorkspaceConfig) -> Vec<String> {
     if new.files.secrets != old.files.secrets {
         wider.push("[secrets] changed".to_string());
     }
+    if let Some(on_waiting) = &new.approvals.on_waiting
+        && old.approvals.on_waiting.as_ref() != Some(on_waiting)
+    {
+        wider.push(format!(
+            "approvals.on_waiting runs {}",
+            on_waiting.command_line()
+        ));
+    }
     wider
         .into_iter()
         .map(|line| crate::util::text::for_terminal_line(&line).into_owned())
@@ -273,5 +281,22 @@ mod tests {
         )
         .join("\n");
         assert!(lines.contains("another order"), "{lines}");
+    }
+
+    #[test]
+    fn a_new_or_changed_notifier_is_widening_and_taking_it_away_is_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let notify = |program: &str| format!("[approvals]\non_waiting = [\"{program}\", \"hi\"]\n");
+        let none = parse(dir.path(), "");
+        let one = parse(dir.path(), &notify("notify-send"));
+        let lines = widening(&none, &one).join("\n");
+        assert!(
+            lines.contains("approvals.on_waiting runs notify-send hi"),
+            "{lines}"
+        );
+        let other = parse(dir.path(), &notify("./mine.sh"));
+        assert!(!widening(&one, &other).is_empty(), "another program widens");
+        assert!(widening(&one, &one).is_empty());
+        assert!(widening(&one, &none).is_empty(), "telling nobody narrows");
     }
 }

@@ -15,7 +15,7 @@
 //! list`).
 
 use crate::approval::inbox::InboxApprover;
-use crate::approval::{ApprovalRequest, Approver, Decision, StandingApprovals};
+use crate::approval::{Answer, ApprovalRequest, Approver, Decision, StandingApprovals};
 use crate::call::dispatch::Dispatcher;
 use crate::call::offer::offered_tools;
 use crate::call::runner::{Record, Request, ToolRunner};
@@ -83,7 +83,9 @@ impl ToolServer {
             grant_hint: self.approvals.grant_hint,
             granted_as: self.approvals.granted_as,
         };
-        self.inbox = Some(InboxApprover::new(granted, self.store.clone(), None, wait));
+        let notifier = crate::approval::notify::Notifier::from_config(self.dispatcher.config());
+        self.inbox =
+            Some(InboxApprover::new(granted, self.store.clone(), None, wait).telling(notifier));
         self
     }
 
@@ -225,9 +227,12 @@ impl AskTheClient<'_> {
 
 #[async_trait::async_trait]
 impl Approver for AskTheClient<'_> {
-    async fn decide(&self, request: &ApprovalRequest<'_>) -> Decision {
+    async fn decide(&self, request: &ApprovalRequest<'_>) -> Answer {
         if request.policy_change.is_some() {
-            return crate::approval::policy_refusal(request, "an MCP client is not that terminal");
+            return Answer::nobody(crate::approval::policy_refusal(
+                request,
+                "an MCP client is not that terminal",
+            ));
         }
         let granted = self.granted.covers(request);
         let can_ask = self.can_elicit();
@@ -246,7 +251,7 @@ impl Approver for AskTheClient<'_> {
             message: approval_message(request),
             requested_schema: ElicitationSchema::new(Default::default()),
         };
-        match self.client.create_elicitation(ask).await {
+        let decision = match self.client.create_elicitation(ask).await {
             Ok(answer) => match answer.action {
                 ElicitationAction::Accept => Decision::Approved,
                 ElicitationAction::Decline => {
@@ -254,29 +259,14 @@ impl Approver for AskTheClient<'_> {
                 }
                 _ => Decision::Declined("the user cancelled it in the MCP client".into()),
             },
-            Err(e) => Decision::Declined(format!(
-                "the MCP client could not ask the user ({e}); grant it with {}",
-                self.granted.grant_hint.replace("{tool}", request.tool)
-            )),
-        }
-    }
-
-    fn answered_by(&self, request: &ApprovalRequest<'_>, decision: &Decision) -> String {
-        let can_ask = self.can_elicit();
-        if request.policy_change.is_none()
-            && !can_ask
-            && !self.granted.covers(request)
-            && let Some(inbox) = self.inbox
-        {
-            return inbox.answered_by(request, decision);
-        }
-        if request.policy_change.is_some() || (!can_ask && !self.granted.covers(request)) {
-            crate::approval::ANSWERED_BY_NOBODY.to_string()
-        } else if self.granted.covers(request) {
-            self.granted.answered_by(request, decision)
-        } else {
-            "person (through the MCP client)".to_string()
-        }
+            Err(e) => {
+                return Answer::nobody(Decision::Declined(format!(
+                    "the MCP client could not ask the user ({e}); grant it with {}",
+                    self.granted.grant_hint.replace("{tool}", request.tool)
+                )));
+            }
+        };
+        Answer::new(decision, "person (through the MCP client)")
     }
 }
 

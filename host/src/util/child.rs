@@ -79,6 +79,16 @@ pub fn find_outside(program: &Path, roots: &[PathBuf]) -> Result<Found, Vec<Path
     Err(skipped)
 }
 
+/// The program to start for `program` as a config names it: a path (it has
+/// a slash) as it is; a bare name where PATH finds it outside every root
+/// ([`find_outside`]), else `None`.
+pub fn program_to_start(program: &Path, roots: &[PathBuf]) -> Option<PathBuf> {
+    if program.components().count() > 1 {
+        return Some(program.to_path_buf());
+    }
+    find_outside(program, roots).ok().map(|found| found.path)
+}
+
 fn inside(roots: &[PathBuf], real: &Path) -> bool {
     roots.iter().any(|root| real.starts_with(root))
 }
