@@ -99,11 +99,16 @@ impl Pattern {
         }
     }
 
-    /// Whether it matches all of `value`, split at `/`.
-    fn matches(&self, value: &str, case: Case) -> bool {
-        let parts: Vec<&str> = value.split('/').filter(|p| !p.is_empty()).collect();
-        glob::matches_components(&self.names, &parts, case)
+    /// Whether it matches all of a value split at `/` ([`split`]).
+    fn matches<S: AsRef<str>>(&self, parts: &[S], case: Case) -> bool {
+        glob::matches_components(&self.names, parts, case)
     }
+}
+
+/// `value`'s names between slashes, empty ones dropped: split once a call,
+/// for every pattern it meets.
+fn split(value: &str) -> Vec<&str> {
+    value.split('/').filter(|p| !p.is_empty()).collect()
 }
 
 /// What a rule looks at in a call's arguments.
@@ -199,6 +204,11 @@ pub fn path_arguments<'a>(tool: &str, args: &'a Value) -> Option<Vec<&'a str>> {
 /// `path` with `.` and `..` taken out, as the tools read it; `None` for an
 /// absolute path or one that climbs out of its root.
 pub fn lexical(path: &str) -> Option<String> {
+    lexical_names(path).map(|names| names.join("/"))
+}
+
+/// [`lexical`]'s names.
+fn lexical_names(path: &str) -> Option<Vec<&str>> {
     if path.starts_with('/') {
         return None;
     }
@@ -212,7 +222,7 @@ pub fn lexical(path: &str) -> Option<String> {
             name => parts.push(name),
         }
     }
-    Some(parts.join("/"))
+    Some(parts)
 }
 
 /// The rules of a workspace, in the config's order.
@@ -259,18 +269,24 @@ impl Rules {
     }
 }
 
-/// The paths a call names, each as written, without `.` and `..`, and
-/// where it really is (looked up once, when first needed).
+/// What rules look at in one call, each taken from the arguments once,
+/// when a rule first needs it: the paths it names, and its URL's host.
 struct CallPaths<'a> {
     /// `None`: the tool has no path arguments, or one is not a string.
     paths: Option<Vec<PathForms<'a>>>,
     real: &'a dyn Fn(&str) -> Option<String>,
+    /// `web_fetch`'s host, ASCII lowercase, and port.
+    host: std::cell::OnceCell<Option<(String, u16)>>,
 }
 
+/// One path of a call, in the forms rules compare, split into names.
 struct PathForms<'a> {
-    raw: &'a str,
-    written: Option<String>,
-    real: std::cell::OnceCell<Option<String>>,
+    /// As written.
+    raw: Vec<&'a str>,
+    /// Without `.` and `..`; `None` if absolute or climbing out.
+    written: Option<Vec<&'a str>>,
+    /// Where it really is, links followed; looked up when first needed.
+    real: std::cell::OnceCell<Option<Vec<String>>>,
 }
 
 impl<'a> CallPaths<'a> {
@@ -279,20 +295,40 @@ impl<'a> CallPaths<'a> {
             paths
                 .into_iter()
                 .map(|raw| PathForms {
-                    raw,
-                    written: lexical(raw),
+                    raw: split(raw),
+                    written: lexical_names(raw),
                     real: std::cell::OnceCell::new(),
                 })
                 .collect()
         });
-        Self { paths, real }
+        Self {
+            paths,
+            real,
+            host: std::cell::OnceCell::new(),
+        }
     }
 
     /// Where `path` really is.
-    fn real_of<'p>(&self, path: &'p PathForms<'_>) -> Option<&'p str> {
+    fn real_of<'p>(&self, path: &'p PathForms<'_>) -> Option<&'p [String]> {
         path.real
-            .get_or_init(|| path.written.as_deref().and_then(self.real))
+            .get_or_init(|| {
+                let written = path.written.as_ref()?.join("/");
+                let real = (self.real)(&written)?;
+                Some(split(&real).into_iter().map(String::from).collect())
+            })
             .as_deref()
+    }
+
+    /// The host and port of the call's `url`, if it has one.
+    fn host(&self, args: &Value) -> Option<(&str, u16)> {
+        self.host
+            .get_or_init(|| {
+                let url = reqwest::Url::parse(args.get("url")?.as_str()?).ok()?;
+                let port = url.port_or_known_default()?;
+                Some((url.host_str()?.to_ascii_lowercase(), port))
+            })
+            .as_ref()
+            .map(|(host, port)| (host.as_str(), *port))
     }
 }
 
@@ -307,19 +343,24 @@ fn matches(rule: &Rule, args: &Value, paths: &CallPaths<'_>) -> bool {
             let Some(forms) = &paths.paths else {
                 return false;
             };
-            let any_pattern = |path: &str| patterns.iter().any(|p| p.matches(path, case));
+            let any_pattern = |names: &[&str]| patterns.iter().any(|p| p.matches(names, case));
+            let any_pattern_real =
+                |names: &[String]| patterns.iter().any(|p| p.matches(names, case));
             if loosens {
                 forms.iter().all(|path| {
                     path.written.as_deref().is_some_and(any_pattern)
-                        && paths.real_of(path).is_some_and(any_pattern)
+                        && paths.real_of(path).is_some_and(any_pattern_real)
                 })
             } else {
                 // As written first: where it leads is looked up only when
                 // that does not match already.
                 forms.iter().any(|path| {
-                    any_pattern(path.raw)
-                        || path.written.as_deref().is_some_and(any_pattern)
-                        || paths.real_of(path).is_some_and(any_pattern)
+                    any_pattern(&path.raw)
+                        || path
+                            .written
+                            .as_deref()
+                            .is_some_and(|written| written != path.raw && any_pattern(written))
+                        || paths.real_of(path).is_some_and(any_pattern_real)
                 })
             }
         }
@@ -348,27 +389,22 @@ fn matches(rule: &Rule, args: &Value, paths: &CallPaths<'_>) -> bool {
                     .all(|(given, wanted)| given == wanted)
         }
         Condition::Hosts(patterns) => {
-            let Some(url) = args.get("url").and_then(Value::as_str) else {
+            let Some((host, port)) = paths.host(args) else {
                 return false;
             };
-            let Ok(url) = reqwest::Url::parse(url) else {
-                return false;
-            };
-            let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
-                return false;
-            };
-            let host = host.to_ascii_lowercase();
             patterns
                 .iter()
-                .any(|pattern| host_matches(pattern, &host, port))
+                .any(|pattern| host_matches(pattern, host, port))
         }
         Condition::Pointer { pointer, patterns } => {
-            let values: Vec<&str> = match args.pointer(pointer) {
-                Some(Value::String(text)) => vec![text.as_str()],
-                Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+            let values: Vec<Vec<&str>> = match args.pointer(pointer) {
+                Some(Value::String(text)) => vec![split(text)],
+                Some(Value::Array(items)) => {
+                    items.iter().filter_map(Value::as_str).map(split).collect()
+                }
                 _ => Vec::new(),
             };
-            let any_pattern = |value: &&str| patterns.iter().any(|p| p.matches(value, case));
+            let any_pattern = |value: &Vec<&str>| patterns.iter().any(|p| p.matches(value, case));
             if loosens {
                 !values.is_empty() && values.iter().all(any_pattern)
             } else {
@@ -379,16 +415,26 @@ fn matches(rule: &Rule, args: &Value, paths: &CallPaths<'_>) -> bool {
 }
 
 /// Whether `pattern` (`example.com`, `*.example.com`: its subdomains,
-/// `host:port`) names `host` on `port`.
+/// `host:port`) names `host` (ASCII lowercase) on `port`. Allocation-free:
+/// it runs for each host rule a call meets.
 fn host_matches(pattern: &str, host: &str, port: u16) -> bool {
     let (name, wanted_port) = match pattern.rsplit_once(':') {
         Some((name, p)) if p.bytes().all(|b| b.is_ascii_digit()) => (name, p.parse::<u16>().ok()),
         _ => (pattern, None),
     };
-    let name = name.to_ascii_lowercase();
     let host_ok = match name.strip_prefix("*.") {
-        Some(domain) => host.len() > domain.len() + 1 && host.ends_with(&format!(".{domain}")),
-        None => host == name,
+        // A subdomain: a name, a dot, then the domain.
+        Some(domain) => {
+            host.len() > domain.len() + 1
+                && host.is_char_boundary(host.len() - domain.len() - 1)
+                && {
+                    let (sub, tail) = host.split_at(host.len() - domain.len() - 1);
+                    !sub.is_empty()
+                        && tail.as_bytes()[0] == b'.'
+                        && tail[1..].eq_ignore_ascii_case(domain)
+                }
+        }
+        None => host.eq_ignore_ascii_case(name),
     };
     host_ok && wanted_port.is_none_or(|p| p == port)
 }
@@ -574,6 +620,27 @@ mod tests {
         assert_eq!(fetch("https://docs.rs.evil.example/"), None);
         assert_eq!(fetch("https://docs.rs@evil.example/"), None);
         assert_eq!(fetch("not a url"), None);
+        // A subdomain needs its own name and the dot before the domain.
+        assert_eq!(fetch("https://evilpython.org/"), None);
+        assert_eq!(fetch("https://.python.org/"), None);
+        assert_eq!(
+            fetch("https://A.Docs.Python.ORG/"),
+            Some(RuleDecision::Auto)
+        );
+        // A port in the pattern must be the URL's, written or implied.
+        let ported = Rules {
+            rules: vec![rule(
+                "web_fetch",
+                Condition::Hosts(vec!["*.Example.com:8443".into()]),
+                RuleDecision::Ask,
+            )],
+        };
+        let fetch = |url: &str| decided(&ported, "web_fetch", json!({"url": url}));
+        assert_eq!(
+            fetch("https://api.example.com:8443/"),
+            Some(RuleDecision::Ask)
+        );
+        assert_eq!(fetch("https://api.example.com/"), None);
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub enum Case {
 }
 
 /// Whether `pattern` (names, `**` among them) matches all of `parts`.
-pub fn matches_components(pattern: &[String], parts: &[&str], case: Case) -> bool {
+pub fn matches_components<S: AsRef<str>>(pattern: &[String], parts: &[S], case: Case) -> bool {
     match (pattern.first().map(String::as_str), parts.first()) {
         (None, None) => true,
         (Some("**"), _) => {
@@ -21,7 +21,8 @@ pub fn matches_components(pattern: &[String], parts: &[&str], case: Case) -> boo
                 || (!parts.is_empty() && matches_components(pattern, &parts[1..], case))
         }
         (Some(p), Some(part)) => {
-            matches_name(p, part, case) && matches_components(&pattern[1..], &parts[1..], case)
+            matches_name(p, part.as_ref(), case)
+                && matches_components(&pattern[1..], &parts[1..], case)
         }
         _ => false,
     }
