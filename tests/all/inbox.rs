@@ -394,3 +394,50 @@ fn a_daemon_restarted_while_a_call_waits_leaves_the_run_interrupted_the_call_voi
     daemon.kill().unwrap();
     daemon.wait().unwrap();
 }
+
+#[test]
+fn a_reason_for_denying_a_parked_call_of_a_model_reaches_the_model() {
+    use crate::model_server::{ModelServer, ollama};
+    let server = ModelServer::start(vec![
+        ollama::reply(vec![ollama::calls(&[(
+            "c0",
+            "write_file",
+            serde_json::json!({"path": "out.txt", "content": "hello\n"}),
+        )])]),
+        ollama::answer("Understood, I left it."),
+    ]);
+    let ws = Workspace::new();
+    ws.write(
+        "w.rhai",
+        "agent(\"Write hello to out.txt\", #{tools: [\"write_file\"]})\n",
+    );
+    ws.write(
+        "toolcell.toml",
+        &format!(
+            "[model]\nbase_url = \"{}\"\nname = \"fake\"\nidle_timeout_ms = 3000\n{}",
+            server.url,
+            schedule("60s")
+        ),
+    );
+    let run = start(&ws, &["schedule", "run", "nightly"]);
+    let id = parked_id(&ws);
+    let denied = ws.run(&["deny", &id.to_string(), "--reason", "not before the review"]);
+    assert_eq!(denied.code, 0, "{denied:?}");
+    let (code, said) = finished(run);
+    assert_eq!(code, 0, "{said}");
+    assert!(!ws.root.join("out.txt").exists());
+    let requests = server.requests();
+    assert_eq!(
+        requests.len(),
+        2,
+        "the model is asked again after the denial"
+    );
+    let results = crate::agent::tool_results(&requests[1]);
+    assert_eq!(results[0].0, "c0");
+    assert!(
+        results[0]
+            .2
+            .contains("the user declined this call of `write_file`: not before the review"),
+        "{results:?}"
+    );
+}
