@@ -34,5 +34,6 @@ pub mod schedule;
 pub mod serve;
 pub mod store;
 pub mod tool;
+pub mod ui;
 pub mod util;
 pub mod workflow;

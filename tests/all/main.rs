@@ -2,6 +2,8 @@
 //! needs several calls in one process, the library it is built from) against
 //! real components built from source, in temporary workspaces.
 
+#[path = "../support/browser.rs"]
+mod browser;
 #[path = "../support/cargo_component.rs"]
 mod cargo_component;
 #[path = "../support/dialect_corpus.rs"]
@@ -49,5 +51,6 @@ mod schedules;
 mod search;
 mod terminal;
 mod tool_filter;
+mod ui;
 mod web_fetch;
 mod workflows;

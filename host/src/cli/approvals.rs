@@ -49,8 +49,8 @@ pub fn list(config: &Option<PathBuf>, args: ApprovalsArgs) -> Result<i32> {
             call.id,
             call.tool,
             call.status.as_str(),
-            super::runs::when(call.asked_at),
-            super::runs::when(call.expires_at)
+            crate::util::text::local_time(call.asked_at),
+            crate::util::text::local_time(call.expires_at)
         ));
         if let Some(by) = &call.decided_by {
             text.push_str(&format!(", by {by}"));

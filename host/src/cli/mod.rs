@@ -40,6 +40,7 @@ mod runs;
 mod schedule;
 mod tools;
 mod trust;
+mod ui;
 mod undo;
 mod view;
 
@@ -134,6 +135,8 @@ enum Command {
     /// The approval rules ([[rule]] in toolcell.toml): what would decide a call.
     #[command(subcommand)]
     Rules(rules::RulesCommand),
+    /// Serve a page on 127.0.0.1 to watch runs, decide parked calls, undo and run schedules.
+    Ui(ui::UiArgs),
     /// Restore what a run's file changes replaced (refused if those files changed since).
     Undo {
         /// The run's id (`toolcell runs list`).
@@ -157,6 +160,7 @@ pub fn main() -> i32 {
         Command::Models(args) => models::run(&cli.config, args),
         Command::Runs(command) => runs::run(&cli.config, command),
         Command::Undo { run } => undo::run(&cli.config, run),
+        Command::Ui(args) => ui::run(&cli.config, args),
         Command::Trust(args) => trust::run(&cli.config, args),
         Command::Rules(command) => rules::run(&cli.config, command),
         Command::Approvals(args) => approvals::list(&cli.config, args),

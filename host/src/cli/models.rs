@@ -2,9 +2,10 @@
 //! (native tools, thinking, context), as the servers reported it; `--probe`
 //! asks the configured server about its model again first.
 
-use super::{EXIT_ERROR, EXIT_OK, load_workspace, print_out, runs::when};
+use super::{EXIT_ERROR, EXIT_OK, load_workspace, print_out};
 use crate::llm;
 use crate::store::{KnownBy, KnownModel, Store};
+use crate::util::text::local_time as when;
 use anyhow::{Result, anyhow};
 use clap::Args;
 use std::path::PathBuf;

@@ -2,6 +2,7 @@
 
 use super::{EXIT_OK, load_workspace, print_out};
 use crate::store::{RunDetail, RunSummary, Store};
+use crate::util::text::local_time as when;
 use anyhow::{Result, bail};
 use clap::Subcommand;
 use std::path::PathBuf;
@@ -93,17 +94,6 @@ fn find(store: &Store, id: i64) -> Result<RunDetail> {
             store.path().display()
         ),
     }
-}
-
-/// A local date and time for unix milliseconds.
-pub(super) fn when(ms: i64) -> String {
-    jiff::Timestamp::from_millisecond(ms)
-        .map(|t| {
-            t.to_zoned(jiff::tz::TimeZone::system())
-                .strftime("%Y-%m-%d %H:%M:%S")
-                .to_string()
-        })
-        .unwrap_or_else(|_| ms.to_string())
 }
 
 fn summary_line(run: &RunSummary) -> String {

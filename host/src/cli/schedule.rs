@@ -50,20 +50,14 @@ pub fn run(config: &Option<PathBuf>, command: ScheduleCommand) -> Result<i32> {
 fn list(schedules: &[ScheduleConfig], count: usize, json: bool) -> Result<i32> {
     let now = jiff::Timestamp::now();
     let next = |s: &ScheduleConfig| -> Vec<String> {
-        let mut times = Vec::new();
-        let mut cursor = now;
-        while times.len() < count {
-            let Some(at) = s.cron.next_after(cursor) else {
-                break;
-            };
-            times.push(
+        s.next_fires(now, count)
+            .into_iter()
+            .map(|at| {
                 at.to_zoned(s.cron.zone().clone())
                     .strftime("%Y-%m-%d %H:%M:%S %Z")
-                    .to_string(),
-            );
-            cursor = at;
-        }
-        times
+                    .to_string()
+            })
+            .collect()
     };
     if json {
         let list: Vec<_> = schedules

@@ -106,6 +106,20 @@ pub struct RawSchedule {
 }
 
 impl ScheduleConfig {
+    /// Its next `count` fire times after `after`.
+    pub fn next_fires(&self, after: jiff::Timestamp, count: usize) -> Vec<jiff::Timestamp> {
+        let mut times = Vec::with_capacity(count);
+        let mut cursor = after;
+        while times.len() < count {
+            let Some(at) = self.cron.next_after(cursor) else {
+                break;
+            };
+            times.push(at);
+            cursor = at;
+        }
+        times
+    }
+
     /// Checks `raw`; `at` says where it is for errors, `workspace` is the
     /// folder relative workflow paths start from.
     pub fn from_raw(raw: RawSchedule, at: &Table, workspace: &Path) -> Result<Self, Problem> {

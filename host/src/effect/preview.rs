@@ -126,6 +126,36 @@ pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Str
     })
 }
 
+/// The change a recorded call of `tool` with `args` made to the file at
+/// `path`, from what the file held before (`before`, `None` when it did
+/// not exist): a unified diff for written and edited files, a sentence for
+/// moves and deletions. For the run's page: the file may have changed
+/// since, so nothing is read from it now.
+pub fn recorded(tool: &str, args: &Value, path: &str, before: Option<&[u8]>) -> Option<String> {
+    let shown = one_line(path);
+    let text = |bytes: Option<&[u8]>| match bytes {
+        None => Some(String::new()),
+        Some(bytes) => String::from_utf8(bytes.to_vec()).ok(),
+    };
+    Some(match change(tool, args)? {
+        Change::WriteFile { content, .. } => match text(before) {
+            Some(old) if old == content => format!("`{shown}` did not change"),
+            Some(old) => diff(&old, content, &shown),
+            None => format!("replaced the binary file `{shown}`"),
+        },
+        Change::EditFile { old, new, .. } => match text(before) {
+            Some(was) => diff(&was, &was.replacen(old, new, 1), &shown),
+            None => format!("edited `{shown}`"),
+        },
+        Change::Move { from, to } => format!("moved `{}` to `{}`", one_line(from), one_line(to)),
+        Change::Delete { .. } => match text(before) {
+            Some(old) if before.is_some() => diff(&old, "", &shown),
+            _ => format!("deleted `{shown}` (kept in .toolcell/trash)"),
+        },
+        Change::CreateFolder { .. } | Change::Run { .. } => return None,
+    })
+}
+
 /// `argv` as a command line a person reads (and could paste into a shell):
 /// each word quoted when it needs to be.
 pub fn command_line(argv: &[&str]) -> String {

@@ -13,6 +13,7 @@ mod models;
 mod orphans;
 mod schedules;
 mod schema;
+pub mod views;
 
 pub use deferred::DeferredRecorder;
 pub use models::{KnownBy, KnownModel};

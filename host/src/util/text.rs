@@ -4,6 +4,17 @@
 use std::borrow::Cow;
 use std::time::Duration;
 
+/// A local date and time for unix milliseconds: `2026-12-02 09:30:00`.
+pub fn local_time(ms: i64) -> String {
+    jiff::Timestamp::from_millisecond(ms)
+        .map(|t| {
+            t.to_zoned(jiff::tz::TimeZone::system())
+                .strftime("%Y-%m-%d %H:%M:%S")
+                .to_string()
+        })
+        .unwrap_or_else(|_| ms.to_string())
+}
+
 /// `text` cut to at most `max` characters, with an ellipsis when cut.
 pub fn shorten(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {

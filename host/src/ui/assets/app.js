@@ -1,0 +1,54 @@
+// toolcell ui: the page's only script. It sends what a button changes
+// (with the page's token in a header), shows the answer as text, and
+// redraws the page's body when the server says what it shows changed.
+"use strict";
+
+const token = document.querySelector('meta[name="toolcell-token"]').content;
+
+function say(text, ok) {
+  const status = document.getElementById("status");
+  status.textContent = text; // text, never markup
+  status.className = ok ? "ok" : "error";
+}
+
+async function redraw() {
+  const answer = await fetch(location.pathname + location.search, {
+    headers: { "X-Fragment": "1" },
+  });
+  if (answer.ok) {
+    // The server's own escaped page body.
+    document.getElementById("live-body").innerHTML = await answer.text();
+  }
+}
+
+document.addEventListener("click", async (event) => {
+  const button = event.target.closest("button[data-post]");
+  if (!button) return;
+  event.preventDefault();
+  if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
+  const body = JSON.parse(button.dataset.body || "{}");
+  if (button.dataset.reason) {
+    const reason = document.getElementById(button.dataset.reason);
+    if (reason && reason.value.trim()) body.reason = reason.value;
+  }
+  button.disabled = true;
+  try {
+    const answer = await fetch(button.dataset.post, {
+      method: "POST",
+      headers: { "X-Toolcell-Token": token, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    say(await answer.text(), answer.ok);
+    await redraw();
+  } catch (error) {
+    say(String(error), false);
+  } finally {
+    button.disabled = false;
+  }
+});
+
+const live = document.body.dataset.live;
+if (live) {
+  const events = new EventSource(live);
+  events.addEventListener("change", () => redraw());
+}

@@ -1,0 +1,73 @@
+//! Server-sent events that tell an open page what it shows changed: the
+//! page then redraws its body. The run store is the source, looked at
+//! every [`LOOK_EVERY`], so runs of every process are followed alike; a
+//! page nobody has open costs nothing.
+
+use super::Ui;
+use axum::extract::{Path, Query, State};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use futures_util::Stream;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How often an open page's run is looked at: a change shows within this
+/// and the page's redraw (the bound is 200 ms).
+const LOOK_EVERY: Duration = Duration::from_millis(100);
+
+/// `?since=`: the fingerprint the page was drawn from, so a change between
+/// drawing it and opening the events is not missed.
+#[derive(Debug, Default, serde::Deserialize)]
+pub struct Since {
+    since: Option<String>,
+}
+
+/// Events of what `fingerprint` says, sent each time it changes from
+/// `since`.
+fn changes(
+    ui: Arc<Ui>,
+    since: Option<String>,
+    fingerprint: impl Fn(&Ui) -> Option<String> + Send + 'static,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let stream = futures_util::stream::unfold(
+        (ui, since, fingerprint),
+        |(ui, mut last, fingerprint)| async move {
+            loop {
+                let now = fingerprint(&ui);
+                if now.is_some() && now != last {
+                    let first = last.is_none();
+                    last = now.clone();
+                    // Without `since`, the first look is the baseline.
+                    if !first {
+                        let event = Event::default()
+                            .event("change")
+                            .data(now.unwrap_or_default());
+                        return Some((Ok(event), (ui, last, fingerprint)));
+                    }
+                }
+                tokio::time::sleep(LOOK_EVERY).await;
+            }
+        },
+    );
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+/// `GET /api/runs/{id}/events`: a `change` each time the run does.
+pub async fn run_events(
+    State(ui): State<Arc<Ui>>,
+    Path(id): Path<i64>,
+    Query(since): Query<Since>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    changes(ui, since.since, move |ui| {
+        ui.store.run_fingerprint(id).ok().flatten()
+    })
+}
+
+/// `GET /api/approvals/events`: a `change` each time a call is parked or
+/// decided.
+pub async fn approval_events(
+    State(ui): State<Arc<Ui>>,
+    Query(since): Query<Since>,
+) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    changes(ui, since.since, |ui| ui.store.approvals_fingerprint().ok())
+}

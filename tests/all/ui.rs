@@ -1,0 +1,298 @@
+//! `toolcell ui` end to end: the binary serves the page, and a real
+//! headless Chromium (over the DevTools protocol) loads it, follows a run,
+//! approves a parked call, undoes a run; raw HTTP requests check who is
+//! refused, and why.
+
+use crate::browser::Browser;
+use crate::harness::Workspace;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long a test waits for a process or the page.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// `toolcell ui` running in a workspace, stopped when dropped.
+struct Page {
+    child: Child,
+    /// `http://127.0.0.1:PORT`
+    base: String,
+    token: String,
+}
+
+impl Page {
+    fn start(ws: &Workspace) -> Self {
+        let mut child = ws
+            .command(&["ui", "--port", "0"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let url = line
+            .split_whitespace()
+            .find(|w| w.starts_with("http://"))
+            .unwrap_or_else(|| panic!("no address in {line:?}"));
+        let (base, token) = url.split_once("/?token=").unwrap();
+        assert!(base.starts_with("http://127.0.0.1:"), "{url}");
+        Self {
+            child,
+            base: base.to_string(),
+            token: token.to_string(),
+        }
+    }
+
+    fn url(&self) -> String {
+        format!("{}/?token={}", self.base, self.token)
+    }
+
+    /// One raw HTTP/1.1 request: `(status, whole answer)`.
+    fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> (u16, String) {
+        let address = self.base.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(address).unwrap();
+        let mut text = format!(
+            "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+            body.len()
+        );
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            text.push_str(&format!("Host: {address}\r\n"));
+        }
+        for (key, value) in headers {
+            text.push_str(&format!("{key}: {value}\r\n"));
+        }
+        text.push_str("\r\n");
+        text.push_str(body);
+        stream.write_all(text.as_bytes()).unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        let status = answer
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        (status, answer)
+    }
+}
+
+impl Drop for Page {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_page_answers_only_its_token_on_its_own_address_and_changes_need_the_header() {
+    let ws = Workspace::new();
+    let page = Page::start(&ws);
+    let cookie = format!("toolcell_token={}", page.token);
+
+    let (status, answer) = page.request("GET", "/", &[], "");
+    assert_eq!(status, 401, "{answer}");
+    let (status, _) = page.request("GET", "/?token=not-the-token", &[], "");
+    assert_eq!(status, 401);
+    // The token in the address sets the cookie and leaves the address.
+    let (status, answer) = page.request("GET", &format!("/?token={}", page.token), &[], "");
+    assert_eq!(status, 303, "{answer}");
+    assert!(answer.contains("HttpOnly; SameSite=Strict"), "{answer}");
+    assert!(
+        answer.to_lowercase().contains("location: /\r\n"),
+        "{answer}"
+    );
+    let (status, answer) = page.request("GET", "/", &[("Cookie", &cookie)], "");
+    assert_eq!(status, 200, "{answer}");
+    assert!(answer.contains("script-src 'self'"), "{answer}");
+
+    // DNS rebinding: another name for this address is refused.
+    let (status, _) = page.request(
+        "GET",
+        "/",
+        &[("Host", "attacker.example"), ("Cookie", &cookie)],
+        "",
+    );
+    assert_eq!(status, 403);
+    // Another site's page may not ask, even with the cookie.
+    let (status, _) = page.request(
+        "GET",
+        "/",
+        &[("Origin", "http://attacker.example"), ("Cookie", &cookie)],
+        "",
+    );
+    assert_eq!(status, 403);
+    // A change with the cookie alone (a form, an image) is refused.
+    let json = ("Content-Type", "application/json");
+    let (status, answer) = page.request(
+        "POST",
+        "/api/runs/1/undo",
+        &[("Cookie", &cookie), json],
+        "{}",
+    );
+    assert_eq!(status, 403, "{answer}");
+    assert!(answer.contains("X-Toolcell-Token"), "{answer}");
+    // With the header it reaches the action, which says what is wrong.
+    let (status, answer) = page.request(
+        "POST",
+        "/api/runs/1/undo",
+        &[("X-Toolcell-Token", &page.token), json],
+        "{}",
+    );
+    assert_eq!(status, 404, "{answer}");
+    assert!(answer.contains("there is no run 1"), "{answer}");
+    // Nothing but loopback listens.
+    assert!(page.base.starts_with("http://127.0.0.1:"));
+}
+
+/// A workflow whose file name and answer are markup: they must show as text.
+const HOSTILE: &str = r#"
+tool("write_file", #{path: "<img src=x onerror=window.pwned=1>.txt", content: "one\n"});
+tool("write_file", #{path: "notes.txt", content: "first\nsecond\n"});
+"<script>window.pwned = 2</script> done"
+"#;
+
+/// A workflow that writes once approved.
+const WAITS: &str = r#"
+tool("write_file", #{path: "approved.txt", content: "yes\n"});
+"written"
+"#;
+
+#[test]
+fn in_a_real_browser_a_run_shows_as_cards_a_parked_call_is_approved_live_and_a_run_is_undone() {
+    let ws = Workspace::new();
+    ws.write("hostile.rhai", HOSTILE);
+    ws.write("waits.rhai", WAITS);
+    let first = ws.run(&["run", "hostile.rhai", "--yes"]);
+    assert_eq!(first.code, 0, "{first:?}");
+    let mut waiting = ws
+        .command(&["run", "waits.rhai", "--wait-approval", "60s"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let page = Page::start(&ws);
+    let mut browser = Browser::start();
+
+    // The runs, newest first, after the token became a cookie.
+    browser.goto(&page.url());
+    browser.wait_for("document.querySelectorAll('tr[data-run]').length === 2");
+    assert_eq!(browser.eval("location.search"), "");
+    shot(&mut browser, "ui-runs.png");
+
+    // The first run: its calls as cards with their diffs, markup as text.
+    browser.goto(&format!("{}/runs/1", page.base));
+    assert_eq!(
+        browser.eval("document.querySelectorAll('article.call').length"),
+        2
+    );
+    let card = browser.eval("document.getElementById('call-1').innerText");
+    assert!(
+        card.as_str()
+            .unwrap()
+            .contains("<img src=x onerror=window.pwned=1>.txt"),
+        "{card}"
+    );
+    assert_eq!(
+        browser.eval("document.querySelectorAll('main img, main script').length"),
+        0
+    );
+    assert_eq!(browser.eval("typeof window.pwned"), "undefined");
+    let answer = browser.eval("document.querySelector('.answer').innerText");
+    assert!(
+        answer
+            .as_str()
+            .unwrap()
+            .contains("<script>window.pwned = 2</script>"),
+        "{answer}"
+    );
+    let diff = browser.eval("document.querySelector('#call-2 .diff').innerText");
+    assert!(diff.as_str().unwrap().contains("+second"), "{diff}");
+    assert_eq!(
+        browser.eval("document.querySelector('#call-1 .badge').innerText"),
+        "done"
+    );
+
+    // The waiting run's page: its call waits for approval, and is
+    // approved from the page; the run goes on, and the page follows it.
+    browser.goto(&format!("{}/runs/2", page.base));
+    browser.wait_for("document.querySelector('#call-1')?.dataset.state === 'waiting for approval'");
+    assert!(
+        browser
+            .eval("document.querySelector('.parked .shown').innerText")
+            .as_str()
+            .unwrap()
+            .contains("+yes")
+    );
+    shot(&mut browser, "ui-approval.png");
+    browser.eval("document.querySelector('.parked button.approve').click()");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = waiting.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < PATIENCE, "the approved run did not end");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success());
+    assert_eq!(ws.read("approved.txt"), "yes\n");
+    // Live: the page was not reloaded, yet shows the run done.
+    browser.eval("window.stayed = true");
+    browser.wait_for("document.querySelector('h1 .badge').innerText === 'succeeded'");
+    browser.wait_for("document.querySelector('#call-1').dataset.state === 'done'");
+    assert_eq!(browser.eval("window.stayed"), true);
+    let runs = ws.run(&["runs", "export", "2"]);
+    assert!(runs.stdout.contains("person (toolcell ui)"), "{runs:?}");
+
+    // Undo the first run from its page: what `toolcell undo` does.
+    browser.goto(&format!("{}/runs/1", page.base));
+    browser.eval("window.confirm = () => true");
+    browser.eval("document.querySelector('button[data-post$=\"/undo\"]').click()");
+    browser.wait_for("document.getElementById('status').className === 'ok'");
+    assert!(!ws.root.join("notes.txt").exists());
+    assert!(
+        !ws.root
+            .join("<img src=x onerror=window.pwned=1>.txt")
+            .exists()
+    );
+    // A second undo is refused, with the reason shown as text.
+    let again = browser.eval(&format!(
+        "fetch('/api/runs/1/undo', {{method: 'POST', headers: {{'X-Toolcell-Token': {:?}}}}}).then(r => r.status)",
+        page.token
+    ));
+    assert_ne!(again, 200);
+    // The page's own requests without the token header are refused.
+    let bare = browser.eval("fetch('/api/runs/1/undo', {method: 'POST'}).then(r => r.status)");
+    assert_eq!(bare, 403);
+
+    for (path, name) in [
+        ("/schedules", "ui-schedules.png"),
+        ("/tools", "ui-tools.png"),
+    ] {
+        browser.goto(&format!("{}{path}", page.base));
+        shot(&mut browser, name);
+    }
+    assert!(
+        browser
+            .eval("document.body.innerText")
+            .as_str()
+            .unwrap()
+            .contains("write_file")
+    );
+}
+
+/// Saves a screenshot of the page into `$TOOLCELL_SCREENSHOTS`, when set
+/// (the README's pictures are made this way); checks it is a PNG either way.
+fn shot(browser: &mut Browser, name: &str) {
+    let png = browser.screenshot();
+    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+    if let Some(dir) = std::env::var_os("TOOLCELL_SCREENSHOTS") {
+        std::fs::write(std::path::Path::new(&dir).join(name), png).unwrap();
+    }
+}
