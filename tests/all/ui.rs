@@ -15,6 +15,8 @@ const PATIENCE: Duration = Duration::from_secs(60);
 /// `toolcell ui` running in a workspace, stopped when dropped.
 struct Page {
     child: Child,
+    /// What it prints, kept open as a user's terminal would be.
+    _said: BufReader<std::process::ChildStdout>,
     /// `http://127.0.0.1:PORT`
     base: String,
     token: String,
@@ -29,9 +31,8 @@ impl Page {
             .spawn()
             .unwrap();
         let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
+        let mut said = BufReader::new(child.stdout.take().unwrap());
+        said.read_line(&mut line).unwrap();
         let url = line
             .split_whitespace()
             .find(|w| w.starts_with("http://"))
@@ -40,6 +41,7 @@ impl Page {
         assert!(base.starts_with("http://127.0.0.1:"), "{url}");
         Self {
             child,
+            _said: said,
             base: base.to_string(),
             token: token.to_string(),
         }
@@ -94,23 +96,53 @@ impl Drop for Page {
 fn the_page_answers_only_its_token_on_its_own_address_and_changes_need_the_header() {
     let ws = Workspace::new();
     let page = Page::start(&ws);
-    let cookie = format!("toolcell_token={}", page.token);
-
     let (status, answer) = page.request("GET", "/", &[], "");
     assert_eq!(status, 401, "{answer}");
     let (status, _) = page.request("GET", "/?token=not-the-token", &[], "");
     assert_eq!(status, 401);
-    // The token in the address sets the cookie and leaves the address.
-    let (status, answer) = page.request("GET", &format!("/?token={}", page.token), &[], "");
-    assert_eq!(status, 303, "{answer}");
+    // The token in the address sets a cookie of another secret, and moves
+    // to the fragment, for the page's script; always to a path of this page.
+    for (asked, sent_to) in [
+        (
+            format!("/approvals?a=1&token={}", page.token),
+            "/approvals?a=1#token=",
+        ),
+        (format!("//elsewhere.example/?token={}", page.token), "/"),
+    ] {
+        let (status, answer) = page.request("GET", &asked, &[], "");
+        assert_eq!(status, 303, "{answer}");
+        let location = answer
+            .lines()
+            .find_map(|l| l.strip_prefix("location: "))
+            .unwrap();
+        assert!(location.starts_with(sent_to), "{asked} → {location}");
+        assert!(!location.starts_with("//"), "{asked} → {location}");
+        assert!(
+            location.ends_with(&format!("#token={}", page.token)),
+            "{location}"
+        );
+    }
+    let (_, answer) = page.request("GET", &format!("/?token={}", page.token), &[], "");
     assert!(answer.contains("HttpOnly; SameSite=Strict"), "{answer}");
+    let cookie = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .unwrap()
+        .to_string();
     assert!(
-        answer.to_lowercase().contains("location: /\r\n"),
-        "{answer}"
+        !cookie.contains(&page.token),
+        "the cookie is not the token: {cookie}"
     );
     let (status, answer) = page.request("GET", "/", &[("Cookie", &cookie)], "");
     assert_eq!(status, 200, "{answer}");
     assert!(answer.contains("script-src 'self'"), "{answer}");
+    assert!(!answer.contains(&page.token), "no page holds the token");
+    // A cookie of the same name planted by another page of 127.0.0.1 does
+    // not lock the page out.
+    let planted = format!("{}=planted; {cookie}", cookie.split('=').next().unwrap());
+    let (status, _) = page.request("GET", "/", &[("Cookie", &planted)], "");
+    assert_eq!(status, 200);
 
     // DNS rebinding: another name for this address is refused.
     let (status, _) = page.request(
@@ -128,7 +160,8 @@ fn the_page_answers_only_its_token_on_its_own_address_and_changes_need_the_heade
         "",
     );
     assert_eq!(status, 403);
-    // A change with the cookie alone (a form, an image) is refused.
+    // A change with the cookie alone (a form, an image, or a server on
+    // another port the browser sent it to) is refused.
     let json = ("Content-Type", "application/json");
     let (status, answer) = page.request(
         "POST",
@@ -149,6 +182,29 @@ fn the_page_answers_only_its_token_on_its_own_address_and_changes_need_the_heade
     assert!(answer.contains("there is no run 1"), "{answer}");
     // Nothing but loopback listens.
     assert!(page.base.starts_with("http://127.0.0.1:"));
+
+    // Ctrl-C stops it, even while a page follows a run's live events.
+    let mut page = page;
+    let address = page.base.trim_start_matches("http://").to_string();
+    let mut events = std::net::TcpStream::connect(&address).unwrap();
+    write!(
+        events,
+        "GET /api/approvals/events HTTP/1.1\r\nHost: {address}\r\nCookie: {cookie}\r\n\r\n"
+    )
+    .unwrap();
+    let mut head = [0u8; 12];
+    events.read_exact(&mut head).unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200");
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(page.child.id() as i32, libc::SIGINT) };
+    let started = Instant::now();
+    while page.child.try_wait().unwrap().is_none() {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "Ctrl-C did not stop the page"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// A workflow whose file name and answer are markup: they must show as text.
@@ -183,7 +239,12 @@ fn in_a_real_browser_a_run_shows_as_cards_a_parked_call_is_approved_live_and_a_r
     // The runs, newest first, after the token became a cookie.
     browser.goto(&page.url());
     browser.wait_for("document.querySelectorAll('tr[data-run]').length === 2");
-    assert_eq!(browser.eval("location.search"), "");
+    // The token left the address for the page's own storage.
+    browser.wait_for("location.hash === '' && location.search === ''");
+    assert_eq!(
+        browser.eval("localStorage.getItem('toolcell-token')"),
+        page.token.as_str()
+    );
     shot(&mut browser, "ui-runs.png");
 
     // The first run: its calls as cards with their diffs, markup as text.

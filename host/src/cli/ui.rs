@@ -29,10 +29,15 @@ pub fn run(config: &Option<PathBuf>, args: UiArgs) -> Result<i32> {
             .local_addr()
             .context("cannot read the page's address")?;
         let ui = Arc::new(Ui::new(config, store, address)?);
-        print_out(&format!(
+        let told = format!(
             "toolcell ui: open {}\n  (only this machine can reach it; stop it with Ctrl-C)",
             ui.url()
-        ))?;
+        );
+        // Whoever started it may stop reading once it has the address: the
+        // page keeps serving.
+        if print_out(&told).is_err() {
+            tracing::debug!("stdout closed after the address was read");
+        }
         crate::ui::serve(listener, ui, stopped()).await
     })?;
     Ok(EXIT_OK)

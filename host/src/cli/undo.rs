@@ -11,7 +11,7 @@ pub fn run(config: &Option<PathBuf>, run: i64) -> Result<i32> {
     let Some(detail) = store.run(run)? else {
         bail!("there is no run {run}\n  fix: `toolcell runs list` shows the recorded runs");
     };
-    if detail.summary.status == "running" {
+    if matches!(detail.summary.status.as_str(), "running" | "waiting") {
         bail!("run {run} is still running\n  fix: wait for it to end, or stop it first");
     }
     for line in crate::effect::changes::undo(&config, &store, run)? {

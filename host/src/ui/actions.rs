@@ -121,7 +121,7 @@ pub async fn run_schedule(State(ui): State<Arc<Ui>>, Path(name): Path<String>) -
         command.arg("--config").arg(file);
     }
     command
-        .args(["schedule", "run", &name])
+        .args(["schedule", "run", "--", &name])
         .current_dir(&ui.config.workspace)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

@@ -4,13 +4,18 @@
 //!   `localhost` on it): a name that resolves to 127.0.0.1 on someone
 //!   else's say (DNS rebinding) is refused.
 //! - An `Origin`, when sent, must be the page itself.
-//! - The token: in the URL once (`?token=…`), which sets a cookie only
-//!   this page gets and sends the browser on without it; then the cookie.
-//!   A request without either gets 401.
+//! - The token: in the URL once (`?token=…`). That request gets a cookie
+//!   with another secret, for reading the pages, and is sent on to the same
+//!   address with the token in its fragment (`#token=…`), where the page's
+//!   script takes it into the page's own storage (of this origin: this
+//!   port) and out of the address. A request with neither the cookie nor
+//!   the token gets 401.
 //! - A request that changes something carries the token in the
 //!   `X-Toolcell-Token` header, which a form or an image on another site
-//!   cannot send (no cross-site request forgery); the cookie alone is not
-//!   enough for it.
+//!   cannot send (no cross-site request forgery). The cookie is never
+//!   enough for it, and no page holds the token: a browser sends the
+//!   cookies of 127.0.0.1 to every port of it, so a server on another
+//!   port could read the pages with it, but not approve or undo.
 //! - Every answer forbids scripts, styles and frames from anywhere but the
 //!   page, and is not cached.
 
@@ -21,8 +26,6 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use std::sync::Arc;
 
-/// The cookie that carries the token after the first request.
-pub const COOKIE: &str = "toolcell_token";
 /// The header a request that changes something carries the token in.
 pub const TOKEN_HEADER: &str = "x-toolcell-token";
 
@@ -55,18 +58,24 @@ pub async fn guard(State(ui): State<Arc<Ui>>, request: Request, next: Next) -> R
                 "the token in this address is not this page's: open the address toolcell ui printed",
             );
         }
-        // The cookie, and the same address without the token.
+        // The cookie, and the same address with the token in its
+        // fragment, for the page's script. Always a path of this page:
+        // `//elsewhere?token=…` leads to `/elsewhere`.
+        let path = format!("/{}", request.uri().path().trim_start_matches(['/', '\\']));
         let rest = request
             .uri()
             .query()
             .map(without_token)
             .filter(|q| !q.is_empty());
         let to = match rest {
-            Some(rest) => format!("{}?{rest}", request.uri().path()),
-            None => request.uri().path().to_string(),
+            Some(rest) => format!("{path}?{rest}#token={}", ui.token),
+            None => format!("{path}#token={}", ui.token),
         };
         let mut response = (StatusCode::SEE_OTHER, [(header::LOCATION, to)]).into_response();
-        let cookie = format!("{COOKIE}={}; HttpOnly; SameSite=Strict; Path=/", ui.token);
+        let cookie = format!(
+            "{}={}; HttpOnly; SameSite=Strict; Path=/",
+            ui.cookie, ui.session
+        );
         if let Ok(cookie) = HeaderValue::from_str(&cookie) {
             response.headers_mut().insert(header::SET_COOKIE, cookie);
         }
@@ -76,7 +85,7 @@ pub async fn guard(State(ui): State<Arc<Ui>>, request: Request, next: Next) -> R
         .get(TOKEN_HEADER)
         .and_then(|t| t.to_str().ok())
         .is_some_and(|t| same_token(t, &ui.token));
-    let by_cookie = cookie_token(headers).is_some_and(|t| same_token(t, &ui.token));
+    let by_cookie = cookie_values(headers, &ui.cookie).any(|t| same_token(t, &ui.session));
     let reads = matches!(*request.method(), Method::GET | Method::HEAD);
     if reads && !(by_header || by_cookie) {
         return refuse(
@@ -128,14 +137,16 @@ fn without_token(query: &str) -> String {
         .join("&")
 }
 
-/// The token in the request's cookie, if any.
-fn cookie_token(headers: &HeaderMap) -> Option<&str> {
+/// The values of every cookie named `name` the request carries: any may
+/// be the page's (another page of 127.0.0.1 can set one of the same name
+/// for a narrower path, which the browser sends first).
+fn cookie_values<'a>(headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Item = &'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(';'))
-        .find_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('='))
+        .filter_map(move |pair| pair.trim().strip_prefix(name)?.strip_prefix('='))
 }
 
 /// Whether `given` is `token`, in time that does not depend on where they
@@ -161,9 +172,10 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(
             header::COOKIE,
-            HeaderValue::from_static("other=1; toolcell_token=abc"),
+            HeaderValue::from_static("toolcell_80=planted; other=1; toolcell_80=abc"),
         );
-        assert_eq!(cookie_token(&headers), Some("abc"));
+        let values: Vec<&str> = cookie_values(&headers, "toolcell_80").collect();
+        assert_eq!(values, ["planted", "abc"]);
         assert!(same_token("abc", "abc"));
         assert!(!same_token("abd", "abc"));
         assert!(!same_token("ab", "abc"));

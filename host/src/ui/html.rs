@@ -18,9 +18,10 @@ pub fn escape(text: &str) -> String {
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
             '\'' => out.push_str("&#39;"),
-            // Controls other than line breaks and tabs show as their
-            // escapes, as in the terminal.
-            c if c.is_control() && c != '\n' && c != '\t' => {
+            // What the terminal would not show as itself (controls,
+            // direction overrides, zero-width and tag characters) shows
+            // as its escape, as there: a name cannot read as another.
+            c if crate::util::text::is_hidden(c) && c != '\n' && c != '\t' => {
                 out.push_str(&c.escape_default().to_string())
             }
             c => out.push(c),
@@ -42,16 +43,10 @@ const SECTIONS: [(&str, &str); 4] = [
     ("Tools", "/tools"),
 ];
 
-/// A whole page: `title` (text), the section it belongs to, the token the
-/// page's script sends with what it changes, and `body` (HTML already).
-/// With `live`, the page follows those events and redraws `#live-body`.
-pub fn page(
-    title: &str,
-    section: &str,
-    token: &str,
-    live: Option<&str>,
-    body: &str,
-) -> Html<String> {
+/// A whole page: `title` (text), the section it belongs to, and `body`
+/// (HTML already). With `live`, the page follows those events and redraws
+/// `#live-body`.
+pub fn page(title: &str, section: &str, live: Option<&str>, body: &str) -> Html<String> {
     let nav: String = SECTIONS
         .iter()
         .map(|(name, href)| {
@@ -69,13 +64,11 @@ pub fn page(
     Html(format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
 <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
-<meta name=\"toolcell-token\" content={token}>\
 <title>{title} · toolcell</title>\
 <link rel=\"stylesheet\" href=\"/static/app.css\">\
 <script src=\"/static/app.js\" defer></script></head>\
 <body{live}><header><strong>toolcell</strong><nav>{nav}</nav></header>\
 <p id=\"status\" role=\"status\"></p><main id=\"live-body\">{body}</main></body></html>\n",
-        token = attribute(token),
         title = escape(title),
     ))
 }
@@ -102,6 +95,7 @@ mod tests {
         );
         assert_eq!(attribute("a\" onclick=\"x"), "\"a&quot; onclick=&quot;x\"");
         assert_eq!(escape("it's & \u{1b}[2J"), "it&#39;s &amp; \\u{1b}[2J");
+        assert_eq!(escape("report\u{202e}fdp.sh"), "report\\u{202e}fdp.sh");
         assert_eq!(
             badge("done\"><script>"),
             "<span class=\"badge donescript\">done&quot;&gt;&lt;script&gt;</span>"

@@ -45,7 +45,11 @@ fn changes(
                         return Some((Ok(event), (ui, last, fingerprint)));
                     }
                 }
-                tokio::time::sleep(LOOK_EVERY).await;
+                tokio::select! {
+                    () = tokio::time::sleep(LOOK_EVERY) => {}
+                    // The page stops: the events end, so the server can.
+                    () = ui.stopping.cancelled() => return None,
+                }
             }
         },
     );

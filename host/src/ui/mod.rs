@@ -38,9 +38,17 @@ const TOKEN_BYTES: usize = 32;
 pub struct Ui {
     pub config: WorkspaceConfig,
     pub store: Store,
-    /// The secret in the printed URL; its cookie, or its header on a
-    /// request that changes something, lets a request in.
+    /// The secret in the printed URL: the page's script keeps it in the
+    /// page's own storage and sends it in a header with every request
+    /// that changes something. No page the server writes holds it.
     pub token: String,
+    /// The secret of the cookie the first request sets, which lets the
+    /// browser read the pages (and only read: a browser sends cookies of
+    /// 127.0.0.1 to every port of it).
+    pub session: String,
+    /// The cookie's name: of this port, so two pages on one machine keep
+    /// theirs.
+    pub cookie: String,
     /// The `Host` values the page answers to: the loopback address and
     /// port it serves (and `localhost` on that port).
     pub hosts: Vec<String>,
@@ -48,21 +56,30 @@ pub struct Ui {
     pub origins: Vec<String>,
     /// toolcell itself, to start runs in processes of their own.
     pub program: PathBuf,
+    /// Cancelled when the page stops: its live events end with it.
+    pub stopping: tokio_util::sync::CancellationToken,
 }
 
 impl Ui {
     /// For the page served at `address`.
     pub fn new(config: WorkspaceConfig, store: Store, address: SocketAddr) -> Result<Self> {
         let port = address.port();
-        let hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")];
+        let mut hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}")];
+        // A browser leaves out the default port.
+        if port == 80 {
+            hosts.extend(["127.0.0.1".to_string(), "localhost".to_string()]);
+        }
         let origins = hosts.iter().map(|h| format!("http://{h}")).collect();
         Ok(Self {
             config,
             store,
             token: new_token()?,
+            session: new_token()?,
+            cookie: format!("toolcell_{port}"),
             hosts,
             origins,
             program: std::env::current_exe().context("cannot find toolcell's own program")?,
+            stopping: tokio_util::sync::CancellationToken::new(),
         })
     }
 
@@ -117,8 +134,13 @@ pub async fn serve(
     ui: Arc<Ui>,
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
+    let stopping = ui.stopping.clone();
     axum::serve(listener, router(ui))
-        .with_graceful_shutdown(stop)
+        .with_graceful_shutdown(async move {
+            stop.await;
+            // Open pages' live events would keep the server waiting.
+            stopping.cancel();
+        })
         .await
         .context("the page's server stopped")
 }

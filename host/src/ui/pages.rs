@@ -31,7 +31,6 @@ const FRAGMENT_HEADER: &str = "x-fragment";
 
 /// A whole page, or its body alone for the page's own redraw.
 fn respond(
-    ui: &Ui,
     headers: &HeaderMap,
     title: &str,
     section: &str,
@@ -41,7 +40,7 @@ fn respond(
     if headers.contains_key(FRAGMENT_HEADER) {
         return axum::response::Html(body).into_response();
     }
-    page(title, section, &ui.token, live, &body).into_response()
+    page(title, section, live, &body).into_response()
 }
 
 /// A store that could not be read: said on the page, not a crash.
@@ -105,7 +104,7 @@ pub async fn runs(
         }
         body.push_str("</tbody></table>");
     }
-    respond(&ui, &headers, "Runs", "Runs", None, body)
+    respond(&headers, "Runs", "Runs", None, body)
 }
 
 /// The filters of the runs page: a form that reloads it.
@@ -184,14 +183,7 @@ pub async fn run(State(ui): State<Arc<Ui>>, Path(id): Path<i64>, headers: Header
         .flatten()
         .unwrap_or_default();
     let live = format!("/api/runs/{id}/events?since={}", percent(&since));
-    respond(
-        &ui,
-        &headers,
-        &format!("Run {id}"),
-        "Runs",
-        Some(&live),
-        body,
-    )
+    respond(&headers, &format!("Run {id}"), "Runs", Some(&live), body)
 }
 
 fn run_body(detail: &RunDetail, changes: &[CallChange], waiting: &[&ParkedCall]) -> String {
@@ -492,7 +484,7 @@ pub async fn approvals(State(ui): State<Arc<Ui>>, headers: HeaderMap) -> Respons
     }
     let since = ui.store.approvals_fingerprint().unwrap_or_default();
     let live = format!("/api/approvals/events?since={}", percent(&since));
-    respond(&ui, &headers, "Approvals", "Approvals", Some(&live), body)
+    respond(&headers, "Approvals", "Approvals", Some(&live), body)
 }
 
 /// `/schedules`: each schedule's next fire times, last run, and *Run now*.
@@ -541,10 +533,10 @@ pub async fn schedules(State(ui): State<Arc<Ui>>, headers: HeaderMap) -> Respons
             workflow = escape(&schedule.workflow_display),
             cron = escape(schedule.cron.expression()),
             zone = escape(schedule.cron.zone_name()),
-            run_now = attribute(&format!("/api/schedules/{}/run", schedule.name)),
+            run_now = attribute(&format!("/api/schedules/{}/run", percent(&schedule.name))),
         );
     }
-    respond(&ui, &headers, "Schedules", "Schedules", None, body)
+    respond(&headers, "Schedules", "Schedules", None, body)
 }
 
 /// `/tools`: each tool's source, capabilities, grant and approval. MCP
@@ -612,7 +604,7 @@ pub async fn tools(State(ui): State<Arc<Ui>>, headers: HeaderMap) -> Response {
         }
         body.push_str("</ul>");
     }
-    respond(&ui, &headers, "Tools", "Tools", None, body)
+    respond(&headers, "Tools", "Tools", None, body)
 }
 
 /// The page's script and style, built into toolcell: nothing is fetched

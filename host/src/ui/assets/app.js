@@ -3,7 +3,14 @@
 // redraws the page's body when the server says what it shows changed.
 "use strict";
 
-const token = document.querySelector('meta[name="toolcell-token"]').content;
+// The token of the printed address arrives once, in the fragment: kept in
+// this page's own storage (of this origin, so of this port) and taken out
+// of the address bar.
+const KEY = "toolcell-token";
+if (location.hash.startsWith("#token=")) {
+  localStorage.setItem(KEY, location.hash.slice("#token=".length));
+  history.replaceState(null, "", location.pathname + location.search);
+}
 
 function say(text, ok) {
   const status = document.getElementById("status");
@@ -18,6 +25,8 @@ async function redraw() {
   if (answer.ok) {
     // The server's own escaped page body.
     document.getElementById("live-body").innerHTML = await answer.text();
+  } else {
+    say(await answer.text(), false);
   }
 }
 
@@ -30,6 +39,11 @@ document.addEventListener("click", async (event) => {
   if (button.dataset.reason) {
     const reason = document.getElementById(button.dataset.reason);
     if (reason && reason.value.trim()) body.reason = reason.value;
+  }
+  const token = localStorage.getItem(KEY);
+  if (!token) {
+    say("To change anything, open the address toolcell ui printed (with its token).", false);
+    return;
   }
   button.disabled = true;
   try {
