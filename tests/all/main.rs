@@ -25,6 +25,7 @@ mod setup_script;
 mod agent;
 mod cache;
 mod capabilities;
+mod chat_json;
 mod cli;
 mod config_errors;
 mod confinement;

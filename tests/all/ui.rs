@@ -199,10 +199,7 @@ fn the_page_answers_only_its_token_on_its_own_address_and_changes_need_the_heade
     unsafe { libc::kill(page.child.id() as i32, libc::SIGINT) };
     let started = Instant::now();
     while page.child.try_wait().unwrap().is_none() {
-        assert!(
-            started.elapsed() < PATIENCE,
-            "Ctrl-C did not stop the page"
-        );
+        assert!(started.elapsed() < PATIENCE, "Ctrl-C did not stop the page");
         std::thread::sleep(Duration::from_millis(50));
     }
 }

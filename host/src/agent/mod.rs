@@ -211,7 +211,7 @@ impl<'a> Agent<'a> {
                 Ok(read) => read,
                 Err(outcome) => return outcome,
             };
-            view.turn_end();
+            view.turn_end(turn.usage);
             let mut note = None;
             if self.text_tools {
                 // The turn is replayed as written (markers and all); the

@@ -51,6 +51,23 @@ impl InboxApprover {
         }
     }
 
+    /// For a command's run (`toolcell run`, `toolcell chat`) with
+    /// `--wait-approval`: what was granted on its command line, then the
+    /// inbox instead of the terminal, and the config's `on_waiting` told.
+    pub fn for_run(
+        granted: StandingApprovals,
+        store: Arc<Store>,
+        run: RunId,
+        wait: Duration,
+        config: &crate::config::WorkspaceConfig,
+    ) -> Self {
+        let granted = StandingApprovals {
+            ask: None,
+            ..granted
+        };
+        Self::new(granted, store, Some(run), wait).telling(Notifier::from_config(config))
+    }
+
     /// Tells `notifier` of each call parked from now on.
     pub fn telling(mut self, notifier: Option<Notifier>) -> Self {
         self.notifier = notifier;

@@ -2,7 +2,7 @@
 //! the terminal; workflows and the MCP server will show (or log) it their
 //! own way; tests can collect it.
 
-use crate::llm::{StreamEvent, ToolCall};
+use crate::llm::{StreamEvent, ToolCall, Usage};
 use crate::util::text::human_duration;
 use std::time::Duration;
 
@@ -47,8 +47,11 @@ pub trait AgentView: Send {
     /// A piece of the model's answer or thinking.
     fn stream(&mut self, event: StreamEvent<'_>);
 
-    /// The model's turn is complete (ends a line of streamed text).
-    fn turn_end(&mut self) {}
+    /// The model's turn is complete (ends a line of streamed text), with
+    /// the tokens it took if the server said.
+    fn turn_end(&mut self, usage: Option<Usage>) {
+        let _ = usage;
+    }
 
     /// A tool call changed status. `summary` is set for the final statuses:
     /// a one-line account of the result or the error.

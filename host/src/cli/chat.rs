@@ -1,11 +1,13 @@
 //! `toolcell chat "TASK"` (one task, then exit) and `toolcell chat` (an
 //! interactive conversation): a model works on the workspace with its tools.
 
+use super::events::JsonEvents;
 use super::interrupts::Interrupts;
 use super::view::TerminalView;
 use super::{EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, open_dispatcher};
 use crate::agent::{Agent, AgentSettings, Outcome, fit};
-use crate::approval::StandingApprovals;
+use crate::approval::inbox::InboxApprover;
+use crate::approval::{Approver, StandingApprovals};
 use crate::call::runner::Recording;
 use crate::call::view::AgentView;
 use crate::config::agent::MAX_ROUNDS_LIMIT;
@@ -45,6 +47,13 @@ pub struct ChatArgs {
     /// Hide the model's thinking instead of showing it dimmed.
     #[arg(long)]
     hide_thinking: bool,
+    /// Print every event as one JSON object per line on stdout (docs/chat-json.md).
+    #[arg(long)]
+    json: bool,
+    /// Park calls nobody granted for up to DURATION for a person to decide with
+    /// `toolcell approve` / `toolcell deny` (or the page), instead of asking on the terminal.
+    #[arg(long, value_name = "DURATION", value_parser = crate::config::schedule::parse_duration)]
+    wait_approval: Option<std::time::Duration>,
 }
 
 fn parse_provider(text: &str) -> Result<ProviderKind, String> {
@@ -78,7 +87,11 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    let mut view = TerminalView::new(!args.hide_thinking);
+    let events = args.json.then(JsonEvents::default);
+    let mut view: Box<dyn AgentView> = match &events {
+        Some(events) => Box::new(events.clone()),
+        None => Box::new(TerminalView::new(!args.hide_thinking)),
+    };
     let fitted = runtime
         .block_on(fit::connect_fitted(&mut model, Some(&store)))
         .map_err(|e| anyhow!("{e}"))?;
@@ -99,17 +112,31 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
         .clone()
         .unwrap_or_else(|| "interactive chat".into());
     let run = store.start_run(RunKind::Chat, &title, Some(provider.model()))?;
-    let approver = StandingApprovals::interactive(
+    if let Some(events) = &events {
+        events.started(run, provider.model(), &title);
+    }
+    let granted = StandingApprovals::interactive(
         args.yes,
         args.approve,
         "--approve {tool} (or --yes) to allow it",
     );
+    let store = std::sync::Arc::new(store);
+    let approver: Box<dyn Approver> = match args.wait_approval {
+        Some(wait) => Box::new(InboxApprover::for_run(
+            granted,
+            store.clone(),
+            run,
+            wait,
+            dispatcher.config(),
+        )),
+        None => Box::new(granted),
+    };
     let (status, code, answer, error) = runtime.block_on(async {
         let interrupts = Interrupts::start();
         let mut agent = Agent::new(
             &dispatcher,
             provider.as_ref(),
-            &approver,
+            approver.as_ref(),
             Some(Recording { store: &store, run }),
             settings,
         );
@@ -119,22 +146,25 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
         }
         match &args.prompt {
             Some(task) => {
-                let outcome = agent.ask(task, &mut view, &interrupts.token()).await;
-                settle(outcome, &mut view)
+                let outcome = agent.ask(task, view.as_mut(), &interrupts.token()).await;
+                settle(outcome, view.as_mut())
             }
-            None => interactive(&mut agent, &mut view, &interrupts).await,
+            None => interactive(&mut agent, view.as_mut(), &interrupts).await,
         }
     });
     store
         .finish_run(run, status, answer.as_deref(), error.as_deref())
         .context("cannot record the end of the run")?;
+    if let Some(events) = &events {
+        events.ended(run, status.as_str(), answer.as_deref(), error.as_deref());
+    }
     say!("toolcell: run {run} is recorded: toolcell runs show {run}");
     Ok(code)
 }
 
 /// The run's status, exit code, answer and error for `outcome`, after
 /// saying what happened.
-fn settle(outcome: Outcome, view: &mut TerminalView) -> RunEnd {
+fn settle(outcome: Outcome, view: &mut dyn AgentView) -> RunEnd {
     match outcome {
         Outcome::Answered(answer) => (RunStatus::Succeeded, EXIT_OK, Some(answer), None),
         Outcome::BudgetExhausted { rounds } => {
@@ -167,7 +197,7 @@ fn settle(outcome: Outcome, view: &mut TerminalView) -> RunEnd {
 /// One task per line from stdin until an empty line or the end of input.
 async fn interactive(
     agent: &mut Agent<'_>,
-    view: &mut TerminalView,
+    view: &mut dyn AgentView,
     interrupts: &Interrupts,
 ) -> RunEnd {
     let mut last = (RunStatus::Succeeded, EXIT_OK, None, None);

@@ -31,6 +31,7 @@ macro_rules! say_inline {
 mod approvals;
 mod chat;
 mod daemon;
+mod events;
 mod interrupts;
 mod mcp;
 mod models;

@@ -71,19 +71,13 @@ pub fn run(config: &Option<PathBuf>, args: RunArgs) -> Result<i32> {
         "--approve {tool} (or --yes) to allow it",
     );
     let approver: Arc<dyn crate::approval::Approver> = match args.wait_approval {
-        Some(wait) => {
-            // The inbox answers instead of the terminal.
-            let granted = StandingApprovals {
-                ask: None,
-                ..granted
-            };
-            Arc::new(
-                crate::approval::inbox::InboxApprover::new(granted, store.clone(), Some(run), wait)
-                    .telling(crate::approval::notify::Notifier::from_config(
-                        dispatcher.config(),
-                    )),
-            )
-        }
+        Some(wait) => Arc::new(crate::approval::inbox::InboxApprover::for_run(
+            granted,
+            store.clone(),
+            run,
+            wait,
+            dispatcher.config(),
+        )),
         None => Arc::new(granted),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -99,7 +99,7 @@ impl AgentView for TerminalView {
         }
     }
 
-    fn turn_end(&mut self) {
+    fn turn_end(&mut self, _: Option<crate::llm::Usage>) {
         self.end_lines();
     }
 

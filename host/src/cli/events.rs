@@ -1,0 +1,118 @@
+//! `toolcell chat --json`: every event of a run as one JSON object per line
+//! on stdout, for scripts and for the page (`toolcell ui`). The schema is
+//! `docs/chat-json.md`; this file is its one implementation.
+//!
+//! Text is passed as the model and the tools wrote it (JSON escapes it);
+//! whoever shows it to a person makes it safe for where it is shown.
+
+use crate::call::view::{AgentView, CallStatus};
+use crate::llm::{StreamEvent, ToolCall, Usage};
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+use std::io::Write;
+use std::time::Duration;
+
+/// Writes the events of a run to stdout. A clone shares the token count,
+/// so the one that reports the end knows every turn's.
+#[derive(Default, Clone)]
+pub struct JsonEvents {
+    /// Calls already announced (`call_requested`).
+    seen: BTreeSet<String>,
+    /// Calls waiting for approval: their next status says how it went.
+    waiting: BTreeSet<String>,
+    /// Tokens of every turn so far, as the servers reported them.
+    usage: std::sync::Arc<std::sync::Mutex<Usage>>,
+}
+
+impl JsonEvents {
+    /// Writes one event.
+    pub fn emit(&self, event: Value) {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{event}");
+        let _ = out.flush();
+    }
+
+    /// The run began.
+    pub fn started(&self, run: i64, model: &str, task: &str) {
+        self.emit(json!({"type": "run_started", "run": run, "model": model, "task": task}));
+    }
+
+    /// The run ended: its status, the answer or the error, and the tokens
+    /// of all its turns.
+    pub fn ended(&self, run: i64, status: &str, answer: Option<&str>, error: Option<&str>) {
+        self.emit(json!({
+            "type": "run_ended", "run": run, "status": status,
+            "answer": answer, "error": error,
+            "usage": *self.usage.lock().unwrap_or_else(|p| p.into_inner()),
+        }));
+    }
+}
+
+/// A call's arguments as JSON when they are, else as the text written.
+fn arguments(call: &ToolCall) -> Value {
+    serde_json::from_str(&call.arguments).unwrap_or_else(|_| Value::String(call.arguments.clone()))
+}
+
+impl AgentView for JsonEvents {
+    fn stream(&mut self, event: StreamEvent<'_>) {
+        let (kind, text) = match event {
+            StreamEvent::Content(text) => ("text", text),
+            StreamEvent::Thinking(text) => ("thinking", text),
+        };
+        self.emit(json!({"type": kind, "text": text}));
+    }
+
+    fn turn_end(&mut self, usage: Option<Usage>) {
+        if let Some(usage) = usage {
+            let mut total = self.usage.lock().unwrap_or_else(|p| p.into_inner());
+            total.prompt_tokens += usage.prompt_tokens;
+            total.completion_tokens += usage.completion_tokens;
+        }
+        self.emit(json!({"type": "turn_end", "usage": usage}));
+    }
+
+    fn call_status(
+        &mut self,
+        call: &ToolCall,
+        status: CallStatus,
+        duration: Option<Duration>,
+        summary: Option<&str>,
+    ) {
+        let id = call.id.as_str();
+        if self.seen.insert(id.to_string()) {
+            self.emit(json!({
+                "type": "call_requested", "id": id, "tool": call.name,
+                "arguments": arguments(call),
+            }));
+        }
+        if status != CallStatus::WaitingForApproval && self.waiting.remove(id) {
+            let decision = match status {
+                CallStatus::Running | CallStatus::Done | CallStatus::Failed => "approved",
+                CallStatus::Cancelled => "cancelled",
+                _ => "denied",
+            };
+            self.emit(json!({"type": "call_decided", "id": id, "decision": decision}));
+        }
+        match status {
+            CallStatus::WaitingForApproval => {
+                self.waiting.insert(id.to_string());
+                self.emit(json!({"type": "approval_needed", "id": id, "tool": call.name}));
+            }
+            CallStatus::Running => {
+                self.emit(json!({"type": "call_started", "id": id, "tool": call.name}));
+            }
+            CallStatus::Done | CallStatus::Failed | CallStatus::Denied | CallStatus::Cancelled => {
+                self.emit(json!({
+                    "type": "call_finished", "id": id, "tool": call.name,
+                    "status": status.as_str(),
+                    "duration_ms": duration.map(|d| d.as_secs_f64() * 1e3),
+                    "summary": summary,
+                }));
+            }
+        }
+    }
+
+    fn notice(&mut self, text: &str) {
+        self.emit(json!({"type": "notice", "text": text}));
+    }
+}

@@ -1,0 +1,104 @@
+//! `toolcell chat --json`: the event stream of docs/chat-json.md, against
+//! a fake Ollama server on 127.0.0.1, with a call parked for approval
+//! (`--wait-approval`) and approved from another process.
+
+use crate::model_server::{ModelServer, ollama};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// How long the test waits for the run.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+#[test]
+fn chat_json_gives_one_event_a_line_and_a_parked_call_is_approved_from_another_process() {
+    let server = ModelServer::start(vec![
+        ollama::reply(vec![
+            ollama::thinking("The user wants a file."),
+            ollama::content("Writing it."),
+            ollama::calls(&[(
+                "c0",
+                "write_file",
+                json!({"path": "out.txt", "content": "hi\n"}),
+            )]),
+        ]),
+        ollama::answer("Done: out.txt holds hi."),
+    ]);
+    let ws = crate::agent::workspace(&server, "ollama", "");
+    let mut chat = ws
+        .command(&[
+            "chat",
+            "--json",
+            "--wait-approval",
+            "60s",
+            "Write hi to out.txt",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(chat.stdout.take().unwrap()).lines();
+    let mut events: Vec<Value> = Vec::new();
+    let started = Instant::now();
+    // Read until the call waits, then approve it from another process.
+    while let Some(line) = lines.next() {
+        let event: Value = serde_json::from_str(&line.unwrap()).expect("each line is JSON");
+        let waits = event["type"] == "approval_needed";
+        events.push(event);
+        if waits {
+            let listed = ws.run(&["approvals", "--json"]);
+            let id = listed.json()[0]["id"].as_i64().unwrap();
+            assert_eq!(ws.run(&["approve", &id.to_string()]).code, 0);
+        }
+        assert!(started.elapsed() < PATIENCE);
+    }
+    let status = chat.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    assert_eq!(ws.read("out.txt"), "hi\n");
+
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let position = |kind: &str| {
+        kinds
+            .iter()
+            .position(|k| *k == kind)
+            .unwrap_or_else(|| panic!("no {kind} in {kinds:?}"))
+    };
+    assert!(position("run_started") < position("thinking"));
+    assert!(position("thinking") < position("text"));
+    assert!(position("call_requested") < position("approval_needed"));
+    assert!(position("approval_needed") < position("call_decided"));
+    assert!(position("call_decided") < position("call_started"));
+    assert!(position("call_started") < position("call_finished"));
+    assert_eq!(kinds.last(), Some(&"run_ended"));
+    let find = |kind: &str| &events[position(kind)];
+    assert_eq!(find("run_started")["run"], 1);
+    assert_eq!(find("run_started")["task"], "Write hi to out.txt");
+    assert_eq!(find("thinking")["text"], "The user wants a file.");
+    assert_eq!(
+        find("call_requested")["arguments"],
+        json!({"path": "out.txt", "content": "hi\n"})
+    );
+    assert_eq!(find("call_decided")["decision"], "approved");
+    assert_eq!(find("call_finished")["status"], "done");
+    assert!(find("call_finished")["duration_ms"].as_f64().unwrap() > 0.0);
+    let text: String = events
+        .iter()
+        .filter(|e| e["type"] == "text")
+        .map(|e| e["text"].as_str().unwrap())
+        .collect();
+    assert!(text.contains("Done: out.txt holds hi."), "{text}");
+    let end = find("run_ended");
+    assert_eq!(end["status"], "succeeded");
+    assert_eq!(end["answer"], "Done: out.txt holds hi.");
+    // The fake server reports 10 prompt and 5 completion tokens a turn.
+    assert_eq!(
+        end["usage"],
+        json!({"prompt_tokens": 20, "completion_tokens": 10})
+    );
+    let record = ws.run(&["runs", "export", "1"]);
+    assert!(
+        record.stdout.contains("person (toolcell approve)"),
+        "{record:?}"
+    );
+}
