@@ -38,11 +38,11 @@ fn chat_json_gives_one_event_a_line_and_a_parked_call_is_approved_from_another_p
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut lines = BufReader::new(chat.stdout.take().unwrap()).lines();
+    let lines = BufReader::new(chat.stdout.take().unwrap()).lines();
     let mut events: Vec<Value> = Vec::new();
     let started = Instant::now();
     // Read until the call waits, then approve it from another process.
-    while let Some(line) = lines.next() {
+    for line in lines {
         let event: Value = serde_json::from_str(&line.unwrap()).expect("each line is JSON");
         let waits = event["type"] == "approval_needed";
         events.push(event);
