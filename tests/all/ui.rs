@@ -354,3 +354,60 @@ fn shot(browser: &mut Browser, name: &str) {
         std::fs::write(std::path::Path::new(&dir).join(name), png).unwrap();
     }
 }
+
+#[test]
+fn a_chat_started_from_the_page_streams_its_turn_and_waits_there_for_approval() {
+    use crate::model_server::{ModelServer, Part, Reply, ollama};
+    // The first turn thinks, writes, pauses (the page shows it meanwhile),
+    // then asks for a write; the second answers.
+    let first = Reply::stream(
+        ollama::CONTENT_TYPE,
+        vec![
+            ollama::thinking("Planning the file."),
+            ollama::content("Writing <b>it</b>."),
+        ],
+    )
+    .then(Part::Pause(Duration::from_millis(1500)))
+    .then(Part::Bytes(
+        ollama::calls(&[(
+            "c0",
+            "write_file",
+            serde_json::json!({"path": "out.txt", "content": "hi\n"}),
+        )])
+        .into_bytes(),
+    ))
+    .then(Part::Bytes(ollama::done().into_bytes()));
+    let server = ModelServer::start(vec![first, ollama::answer("Done: out.txt holds hi.")]);
+    let ws = crate::agent::workspace(&server, "ollama", "");
+    let page = Page::start(&ws);
+    let mut browser = Browser::start();
+    browser.goto(&page.url());
+    browser.goto(&format!("{}/chat", page.base));
+    browser.eval("document.getElementById('task').value = 'Write hi to out.txt'");
+    browser.eval("document.querySelector('button[data-post=\"/api/chat\"]').click()");
+    browser.wait_for("location.pathname === '/runs/1'");
+    // The turn as it is written, as text.
+    browser.wait_for(
+        "document.querySelector('#streaming .text')?.textContent === 'Writing <b>it</b>.'",
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('#streaming .thinking').textContent"),
+        "Planning the file."
+    );
+    assert_eq!(
+        browser.eval("document.querySelectorAll('#streaming b').length"),
+        0
+    );
+    // Its call waits on the page with the diff, and is approved there.
+    browser.wait_for("document.querySelector('.parked .shown')?.innerText.includes('+hi')");
+    shot(&mut browser, "ui-chat.png");
+    browser.eval("document.querySelector('.parked button.approve').click()");
+    browser.wait_for("document.querySelector('h1 .badge').innerText === 'succeeded'");
+    browser.wait_for(
+        "document.querySelector('.answer')?.innerText.includes('Done: out.txt holds hi.')",
+    );
+    assert_eq!(ws.read("out.txt"), "hi\n");
+    let record = ws.run(&["runs", "export", "1"]);
+    assert!(record.stdout.contains("person (toolcell ui)"), "{record:?}");
+    assert!(record.stdout.contains("\"kind\":\"chat\""), "{record:?}");
+}

@@ -36,8 +36,9 @@ pub fn attribute(text: &str) -> String {
 }
 
 /// The sections in the page's header, and where each is.
-const SECTIONS: [(&str, &str); 4] = [
+const SECTIONS: [(&str, &str); 5] = [
     ("Runs", "/"),
+    ("Chat", "/chat"),
     ("Approvals", "/approvals"),
     ("Schedules", "/schedules"),
     ("Tools", "/tools"),

@@ -56,15 +56,48 @@ fn changes(
     Sse::new(stream).keep_alive(KeepAlive::default())
 }
 
-/// `GET /api/runs/{id}/events`: a `change` each time the run does.
+/// `GET /api/runs/{id}/events`: a `change` each time the run does, and,
+/// for a chat started from the page, a `turn` with what the model has
+/// written of its current turn (`{"thinking", "text"}`) each time it
+/// grows.
 pub async fn run_events(
     State(ui): State<Arc<Ui>>,
     Path(id): Path<i64>,
     Query(since): Query<Since>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    changes(ui, since.since, move |ui| {
-        ui.store.run_fingerprint(id).ok().flatten()
-    })
+    let woken = ui.streams.subscribe();
+    let stream = futures_util::stream::unfold(
+        (ui, since.since, 0u64, woken),
+        move |(ui, mut last, mut turn_seen, mut woken)| async move {
+            loop {
+                let now = ui.store.run_fingerprint(id).ok().flatten();
+                if now.is_some() && now != last {
+                    let first = last.is_none();
+                    last = now.clone();
+                    if !first {
+                        let event = Event::default()
+                            .event("change")
+                            .data(now.unwrap_or_default());
+                        return Some((Ok(event), (ui, last, turn_seen, woken)));
+                    }
+                }
+                if let Some(turn) = ui.streams.turn(id)
+                    && turn.version != turn_seen
+                {
+                    turn_seen = turn.version;
+                    let data = serde_json::to_string(&turn).unwrap_or_default();
+                    let event = Event::default().event("turn").data(data);
+                    return Some((Ok(event), (ui, last, turn_seen, woken)));
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(LOOK_EVERY) => {}
+                    _ = woken.changed() => {}
+                    () = ui.stopping.cancelled() => return None,
+                }
+            }
+        },
+    );
+    Sse::new(stream).keep_alive(KeepAlive::default())
 }
 
 /// `GET /api/approvals/events`: a `change` each time a call is parked or

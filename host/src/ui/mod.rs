@@ -8,7 +8,9 @@
 //!   the config;
 //! - [`actions`]: what a page may change (approve, deny, undo, run a
 //!   schedule now), each the same step the command line takes;
-//! - [`live`]: server-sent events that tell an open page its run changed.
+//! - [`live`]: server-sent events that tell an open page its run changed,
+//!   and the turn a chat started here is writing;
+//! - [`chat`]: a chat started from the page, in a process of its own.
 //!
 //! The page holds no state of its own: every view is read from the run
 //! store as it is, so runs of every process (the daemon, a chat in a
@@ -17,6 +19,7 @@
 //! its own, as on the command line: the page's server loads no tool.
 
 pub mod actions;
+pub mod chat;
 pub mod guard;
 pub mod html;
 pub mod live;
@@ -58,6 +61,8 @@ pub struct Ui {
     pub program: PathBuf,
     /// Cancelled when the page stops: its live events end with it.
     pub stopping: tokio_util::sync::CancellationToken,
+    /// The turns the chats started here are writing.
+    pub streams: chat::Streams,
 }
 
 impl Ui {
@@ -80,6 +85,7 @@ impl Ui {
             origins,
             program: std::env::current_exe().context("cannot find toolcell's own program")?,
             stopping: tokio_util::sync::CancellationToken::new(),
+            streams: chat::Streams::default(),
         })
     }
 
@@ -107,6 +113,8 @@ pub fn router(ui: Arc<Ui>) -> Router {
         .route("/approvals", get(pages::approvals))
         .route("/schedules", get(pages::schedules))
         .route("/tools", get(pages::tools))
+        .route("/chat", get(chat::form))
+        .route("/api/chat", post(chat::start))
         .route("/static/{file}", get(pages::asset))
         .route("/api/runs/{id}/events", get(live::run_events))
         .route("/api/approvals/events", get(live::approval_events))

@@ -225,6 +225,11 @@ fn run_body(detail: &RunDetail, changes: &[CallChange], waiting: &[&ParkedCall])
             run.id
         );
     }
+    if matches!(run.status.as_str(), "running" | "waiting") {
+        // What the model is writing now, for a chat started from the page
+        // (filled by the page's script from the run's live events).
+        body.push_str("<section id=\"streaming\" hidden><h2>Now</h2><details open><summary>thinking</summary><pre class=\"thinking\"></pre></details><pre class=\"text\"></pre></section>");
+    }
     if !waiting.is_empty() {
         body.push_str("<h2>Waiting for you</h2>");
         for call in waiting {
@@ -236,6 +241,14 @@ fn run_body(detail: &RunDetail, changes: &[CallChange], waiting: &[&ParkedCall])
         for message in &detail.messages {
             if message.role == crate::llm::Role::Tool {
                 continue; // shown on the call's card
+            }
+            if message.role == crate::llm::Role::System {
+                let _ = write!(
+                    body,
+                    "<li class=\"message system\"><details><summary>system prompt</summary><pre class=\"text\">{}</pre></details></li>",
+                    escape(&message.content)
+                );
+                continue;
             }
             let _ = write!(
                 body,

@@ -36,6 +36,9 @@ document.addEventListener("click", async (event) => {
   event.preventDefault();
   if (button.dataset.confirm && !window.confirm(button.dataset.confirm)) return;
   const body = JSON.parse(button.dataset.body || "{}");
+  if (button.dataset.field) {
+    body[button.dataset.field] = document.getElementById(button.dataset.field).value;
+  }
   if (button.dataset.reason) {
     const reason = document.getElementById(button.dataset.reason);
     if (reason && reason.value.trim()) body.reason = reason.value;
@@ -52,7 +55,13 @@ document.addEventListener("click", async (event) => {
       headers: { "X-Toolcell-Token": token, "Content-Type": "application/json" },
       body: JSON.stringify(body),
     });
-    say(await answer.text(), answer.ok);
+    const text = await answer.text();
+    if (answer.ok && button.dataset.follow) {
+      // A run was started: go to its page.
+      location.assign("/runs/" + JSON.parse(text)[button.dataset.follow]);
+      return;
+    }
+    say(text, answer.ok);
     await redraw();
   } catch (error) {
     say(String(error), false);
@@ -65,4 +74,13 @@ const live = document.body.dataset.live;
 if (live) {
   const events = new EventSource(live);
   events.addEventListener("change", () => redraw());
+  // What the model is writing now: shown as text as it grows.
+  events.addEventListener("turn", (event) => {
+    const turn = JSON.parse(event.data);
+    const now = document.getElementById("streaming");
+    if (!now) return;
+    now.querySelector(".thinking").textContent = turn.thinking;
+    now.querySelector(".text").textContent = turn.text;
+    now.hidden = !(turn.thinking || turn.text);
+  });
 }

@@ -1,0 +1,207 @@
+//! A chat started from the page: `toolcell chat --json --wait-approval`
+//! in a process of its own, as at a terminal — the same policy, the same
+//! records — with its calls waiting in the inbox for the page (or
+//! `toolcell approve`) to decide. The page's server reads its events and
+//! keeps the turn being written (thinking and text) for the run's live
+//! page; everything else the run's page reads from the store.
+
+use super::Ui;
+use super::html::{escape, page};
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+
+/// The longest task taken from the page.
+const MAX_TASK_CHARS: usize = 20_000;
+/// How long a chat has to record its run (it first asks the model server
+/// what the model can do) before the page says it did not start.
+const START_PATIENCE: Duration = Duration::from_secs(60);
+/// How long a call of a page's chat waits for a decision.
+const WAIT_FOR_APPROVAL: &str = "1h";
+/// The most of a chat's error output shown when it does not start.
+const MAX_SHOWN_ERROR_CHARS: usize = 2_000;
+
+/// The turn each page-started run is writing now, by run.
+#[derive(Default)]
+pub struct Streams {
+    turns: Mutex<HashMap<i64, Turn>>,
+    /// Bumped at every change, so open pages wake.
+    changed: tokio::sync::watch::Sender<u64>,
+}
+
+/// What the model has written of its current turn.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Turn {
+    pub thinking: String,
+    pub text: String,
+    /// Bumped at every change of this turn.
+    #[serde(skip)]
+    pub version: u64,
+}
+
+impl Streams {
+    /// The turn `run` is writing, if a chat of this page is writing one.
+    pub fn turn(&self, run: i64) -> Option<Turn> {
+        self.turns
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(&run)
+            .cloned()
+    }
+
+    /// Wakes when any turn changes.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    fn update(&self, run: i64, change: impl FnOnce(&mut HashMap<i64, Turn>)) {
+        let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
+        change(&mut turns);
+        if let Some(turn) = turns.get_mut(&run) {
+            turn.version += 1;
+        }
+        drop(turns);
+        self.changed.send_modify(|n| *n += 1);
+    }
+}
+
+/// `/chat`: a task for the workspace's model.
+pub async fn form(State(ui): State<Arc<Ui>>) -> Response {
+    let model = &ui.config.model;
+    let body = format!(
+        "<h1>Chat</h1><p>A task for <code>{}</code> at <code>{}</code> ({}), with the workspace's tools and policy. Calls that need approval wait for you on the run's page.</p>\
+<label for=\"task\">Task</label><textarea id=\"task\" rows=\"5\" maxlength=\"{MAX_TASK_CHARS}\" placeholder=\"Summarise the TODOs in notes/ into todo.md\"></textarea>\
+<p><button data-post=\"/api/chat\" data-field=\"task\" data-follow=\"run\" class=\"approve\">Start</button></p>",
+        escape(model.name.as_deref().unwrap_or("(no model set)")),
+        escape(&model.base_url),
+        match model.provider {
+            crate::llm::ProviderKind::Ollama => "ollama",
+            crate::llm::ProviderKind::OpenAi => "openai",
+        },
+    );
+    page("Chat", "Chat", None, &body).into_response()
+}
+
+#[derive(Debug, Deserialize)]
+pub struct Task {
+    task: String,
+}
+
+/// `POST /api/chat`: starts the chat and answers with its run once it is
+/// recorded: `{"run": ID}`.
+pub async fn start(State(ui): State<Arc<Ui>>, Json(task): Json<Task>) -> Response {
+    let task = task.task.trim().to_string();
+    if task.is_empty() {
+        return (StatusCode::BAD_REQUEST, "write a task first").into_response();
+    }
+    if task.chars().count() > MAX_TASK_CHARS {
+        return (
+            StatusCode::BAD_REQUEST,
+            format!("a task is at most {MAX_TASK_CHARS} characters"),
+        )
+            .into_response();
+    }
+    let mut command = tokio::process::Command::new(&ui.program);
+    if let Some(file) = &ui.config.file {
+        command.arg("--config").arg(file);
+    }
+    command
+        .args(["chat", "--json", "--wait-approval", WAIT_FOR_APPROVAL, "--"])
+        .arg(&task)
+        .current_dir(&ui.config.workspace)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = match command.spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            return (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("cannot start the chat: {e}"),
+            )
+                .into_response();
+        }
+    };
+    let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        return (StatusCode::INTERNAL_SERVER_ERROR, "the chat has no output").into_response();
+    };
+    let mut lines = BufReader::new(stdout).lines();
+    // Its first events, until the run is recorded.
+    let started = tokio::time::timeout(START_PATIENCE, async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Ok(event) = serde_json::from_str::<Value>(&line)
+                && event["type"] == "run_started"
+            {
+                return event["run"].as_i64();
+            }
+        }
+        None
+    })
+    .await;
+    let run = match started {
+        Ok(Some(run)) => run,
+        outcome => {
+            let _ = child.start_kill();
+            let mut said = String::new();
+            let _ = tokio::time::timeout(Duration::from_secs(2), stderr.read_to_string(&mut said))
+                .await;
+            let why = if outcome.is_err() {
+                format!(
+                    "the chat did not start within {}s",
+                    START_PATIENCE.as_secs()
+                )
+            } else {
+                crate::util::text::shorten(said.trim(), MAX_SHOWN_ERROR_CHARS)
+            };
+            return (
+                StatusCode::BAD_GATEWAY,
+                format!("the chat did not start: {why}"),
+            )
+                .into_response();
+        }
+    };
+    ui.streams.update(run, |turns| {
+        turns.insert(run, Turn::default());
+    });
+    let streams = ui.clone();
+    tokio::spawn(async move {
+        // Its error output is not shown here (the run's record has the
+        // error); read so the chat never blocks on it.
+        tokio::spawn(async move {
+            let mut sink = Vec::new();
+            let _ = stderr.read_to_end(&mut sink).await;
+        });
+        while let Ok(Some(line)) = lines.next_line().await {
+            let Ok(event) = serde_json::from_str::<Value>(&line) else {
+                continue;
+            };
+            let text = event["text"].as_str().unwrap_or_default();
+            match event["type"].as_str() {
+                Some("thinking") => streams.streams.update(run, |turns| {
+                    turns.entry(run).or_default().thinking.push_str(text)
+                }),
+                Some("text") => streams.streams.update(run, |turns| {
+                    turns.entry(run).or_default().text.push_str(text)
+                }),
+                // The turn is in the store now.
+                Some("turn_end") => streams.streams.update(run, |turns| {
+                    turns.insert(run, Turn::default());
+                }),
+                _ => {}
+            }
+        }
+        let _ = child.wait().await;
+        streams.streams.update(run, |turns| {
+            turns.remove(&run);
+        });
+    });
+    Json(serde_json::json!({"run": run})).into_response()
+}
