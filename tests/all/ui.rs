@@ -288,7 +288,19 @@ fn in_a_real_browser_a_run_shows_as_cards_a_parked_call_is_approved_live_and_a_r
             .unwrap()
             .contains("+yes")
     );
+    // It stops the run's page as a dialog, as the terminal's prompt does;
+    // put off, it stays on the page as a card.
+    browser.wait_for("document.querySelector('dialog.approval')?.open === true");
     shot(&mut browser, "ui-approval.png");
+    browser.eval("document.querySelector('dialog.approval button[data-close]').click()");
+    assert_eq!(
+        browser.eval("document.querySelector('dialog.approval').open"),
+        false
+    );
+    assert_eq!(
+        browser.eval("document.querySelector('.parked button.approve').offsetParent !== null"),
+        true
+    );
     browser.eval("document.querySelector('.parked button.approve').click()");
     let started = Instant::now();
     let status = loop {
@@ -400,6 +412,7 @@ fn a_chat_started_from_the_page_streams_its_turn_and_waits_there_for_approval() 
     );
     // Its call waits on the page with the diff, and is approved there.
     browser.wait_for("document.querySelector('.parked .shown')?.innerText.includes('+hi')");
+    browser.wait_for("document.querySelector('dialog.approval')?.open === true");
     shot(&mut browser, "ui-chat.png");
     browser.eval("document.querySelector('.parked button.approve').click()");
     browser.wait_for("document.querySelector('h1 .badge').innerText === 'succeeded'");

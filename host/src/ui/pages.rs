@@ -231,9 +231,15 @@ fn run_body(detail: &RunDetail, changes: &[CallChange], waiting: &[&ParkedCall])
         body.push_str("<section id=\"streaming\" hidden><h2>Now</h2><details open><summary>thinking</summary><pre class=\"thinking\"></pre></details><pre class=\"text\"></pre></section>");
     }
     if !waiting.is_empty() {
+        // Each waiting call opens as a dialog over the run, as the
+        // terminal's prompt stops it; closed, it stays here as a card.
         body.push_str("<h2>Waiting for you</h2>");
         for call in waiting {
-            body.push_str(&parked_card(call));
+            let _ = write!(
+                body,
+                "<dialog class=\"approval\" aria-label=\"A call waits for your approval\">{}<p><button type=\"button\" data-close>Decide later</button></p></dialog>",
+                parked_card(call)
+            );
         }
     }
     if !detail.messages.is_empty() {

@@ -18,6 +18,14 @@ function say(text, ok) {
   status.className = ok ? "ok" : "error";
 }
 
+// A run's waiting calls open as dialogs, as the terminal's prompt stops
+// the run; "Decide later" leaves each as a card on the page.
+function openApprovals() {
+  for (const dialog of document.querySelectorAll("dialog.approval")) {
+    if (!dialog.open && !dialog.dataset.later) dialog.showModal();
+  }
+}
+
 async function redraw() {
   const answer = await fetch(location.pathname + location.search, {
     headers: { "X-Fragment": "1" },
@@ -25,10 +33,19 @@ async function redraw() {
   if (answer.ok) {
     // The server's own escaped page body.
     document.getElementById("live-body").innerHTML = await answer.text();
+    openApprovals();
   } else {
     say(await answer.text(), false);
   }
 }
+
+document.addEventListener("click", (event) => {
+  const later = event.target.closest("button[data-close]");
+  if (!later) return;
+  const dialog = later.closest("dialog");
+  dialog.dataset.later = "yes";
+  dialog.close();
+});
 
 document.addEventListener("click", async (event) => {
   const button = event.target.closest("button[data-post]");
@@ -69,6 +86,8 @@ document.addEventListener("click", async (event) => {
     button.disabled = false;
   }
 });
+
+openApprovals();
 
 const live = document.body.dataset.live;
 if (live) {
