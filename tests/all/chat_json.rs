@@ -23,6 +23,12 @@ fn chat_json_gives_one_event_a_line_and_a_parked_call_is_approved_from_another_p
                 json!({"path": "out.txt", "content": "hi\n"}),
             )]),
         ]),
+        // Ids repeat across turns: each turn's call is announced.
+        ollama::reply(vec![ollama::calls(&[(
+            "c0",
+            "read_file",
+            json!({"path": "out.txt"}),
+        )])]),
         ollama::answer("Done: out.txt holds hi."),
     ]);
     let ws = crate::agent::workspace(&server, "ollama", "");
@@ -91,11 +97,18 @@ fn chat_json_gives_one_event_a_line_and_a_parked_call_is_approved_from_another_p
     let end = find("run_ended");
     assert_eq!(end["status"], "succeeded");
     assert_eq!(end["answer"], "Done: out.txt holds hi.");
-    // The fake server reports 10 prompt and 5 completion tokens a turn.
+    // The fake server reports 10 prompt and 5 completion tokens a turn,
+    // three turns.
     assert_eq!(
         end["usage"],
-        json!({"prompt_tokens": 20, "completion_tokens": 10})
+        json!({"prompt_tokens": 30, "completion_tokens": 15})
     );
+    let requested: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "call_requested")
+        .collect();
+    assert_eq!(requested.len(), 2, "{requested:?}");
+    assert_eq!(requested[1]["tool"], "read_file");
     let record = ws.run(&["runs", "export", "1"]);
     assert!(
         record.stdout.contains("person (toolcell approve)"),

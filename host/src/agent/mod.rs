@@ -401,6 +401,7 @@ impl<'a> Agent<'a> {
                 }
                 Err(error) if error.is_retryable() && attempt < self.settings.max_retries => {
                     attempt += 1;
+                    view.turn_discarded();
                     let wait = crate::llm::retry::backoff(attempt);
                     view.notice(&format!(
                         "{error}; retrying in {:.1} s ({attempt} of {})",

@@ -53,6 +53,11 @@ pub trait AgentView: Send {
         let _ = usage;
     }
 
+    /// What streamed of the current turn is void: the request failed
+    /// part-way and is made again, so the turn streams again from its
+    /// start.
+    fn turn_discarded(&mut self) {}
+
     /// A tool call changed status. `summary` is set for the final statuses:
     /// a one-line account of the result or the error.
     fn call_status(

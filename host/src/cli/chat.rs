@@ -152,12 +152,14 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
             None => interactive(&mut agent, view.as_mut(), &interrupts).await,
         }
     });
-    store
+    let recorded = store
         .finish_run(run, status, answer.as_deref(), error.as_deref())
-        .context("cannot record the end of the run")?;
+        .context("cannot record the end of the run");
+    // The stream ends with the run, recorded or not.
     if let Some(events) = &events {
         events.ended(run, status.as_str(), answer.as_deref(), error.as_deref());
     }
+    recorded?;
     say!("toolcell: run {run} is recorded: toolcell runs show {run}");
     Ok(code)
 }

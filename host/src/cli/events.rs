@@ -16,7 +16,8 @@ use std::time::Duration;
 /// so the one that reports the end knows every turn's.
 #[derive(Default, Clone)]
 pub struct JsonEvents {
-    /// Calls already announced (`call_requested`).
+    /// Calls of this turn already announced (`call_requested`). Per turn:
+    /// ids repeat across turns (`call_0` for servers that give none).
     seen: BTreeSet<String>,
     /// Calls waiting for approval: their next status says how it went.
     waiting: BTreeSet<String>,
@@ -25,10 +26,18 @@ pub struct JsonEvents {
 }
 
 impl JsonEvents {
-    /// Writes one event.
+    /// Writes one event. At a terminal, what JSON leaves as it is but a
+    /// terminal would act on (C1 controls, direction overrides) shows as
+    /// escapes, as everywhere toolcell prints.
     pub fn emit(&self, event: Value) {
+        use std::io::IsTerminal;
+        let line = event.to_string();
         let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{event}");
+        let _ = if out.is_terminal() {
+            writeln!(out, "{}", crate::util::text::for_terminal(&line))
+        } else {
+            writeln!(out, "{line}")
+        };
         let _ = out.flush();
     }
 
@@ -63,6 +72,9 @@ impl AgentView for JsonEvents {
     }
 
     fn turn_end(&mut self, usage: Option<Usage>) {
+        // The turn's calls are reported after this, before the next turn.
+        self.seen.clear();
+        self.waiting.clear();
         if let Some(usage) = usage {
             let mut total = self.usage.lock().unwrap_or_else(|p| p.into_inner());
             total.prompt_tokens += usage.prompt_tokens;
@@ -110,6 +122,10 @@ impl AgentView for JsonEvents {
                 }));
             }
         }
+    }
+
+    fn turn_discarded(&mut self) {
+        self.emit(json!({"type": "turn_discarded"}));
     }
 
     fn notice(&mut self, text: &str) {

@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// The longest task taken from the page.
 const MAX_TASK_CHARS: usize = 20_000;
@@ -42,7 +42,7 @@ pub struct Streams {
 pub struct Turn {
     pub thinking: String,
     pub text: String,
-    /// Bumped at every change of this turn.
+    /// Stamped at every change of this turn (see [`Streams::update`]).
     #[serde(skip)]
     pub version: u64,
 }
@@ -62,15 +62,46 @@ impl Streams {
         self.changed.subscribe()
     }
 
+    /// Changes the turns and stamps `run`'s with a version never used
+    /// before (of all turns: a new turn never repeats an old one's).
     fn update(&self, run: i64, change: impl FnOnce(&mut HashMap<i64, Turn>)) {
         let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
         change(&mut turns);
+        let mut version = 0;
+        self.changed.send_modify(|n| {
+            *n += 1;
+            version = *n;
+        });
         if let Some(turn) = turns.get_mut(&run) {
-            turn.version += 1;
+            turn.version = version;
         }
-        drop(turns);
-        self.changed.send_modify(|n| *n += 1);
     }
+}
+
+/// Reads `stream` to its end, keeping its last [`MAX_SHOWN_ERROR_CHARS`]
+/// characters in `tail`.
+async fn keep_tail(stream: tokio::process::ChildStderr, tail: Arc<Mutex<String>>) {
+    let mut lines = BufReader::new(stream).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        let mut kept = tail.lock().unwrap_or_else(|p| p.into_inner());
+        kept.push_str(&line);
+        kept.push('\n');
+        let excess = kept.chars().count().saturating_sub(MAX_SHOWN_ERROR_CHARS);
+        if excess > 0 {
+            let cut = kept
+                .char_indices()
+                .nth(excess)
+                .map_or(kept.len(), |(i, _)| i);
+            kept.drain(..cut);
+        }
+    }
+}
+
+/// Waits for `child` in the background, so it leaves no zombie.
+fn reap(mut child: tokio::process::Child) {
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+    });
 }
 
 /// `/chat`: a task for the workspace's model.
@@ -130,9 +161,15 @@ pub async fn start(State(ui): State<Arc<Ui>>, Json(task): Json<Task>) -> Respons
                 .into_response();
         }
     };
-    let (Some(stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
+    let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
+        let _ = child.start_kill();
+        reap(child);
         return (StatusCode::INTERNAL_SERVER_ERROR, "the chat has no output").into_response();
     };
+    // Its error output, drained from the start so it never blocks on it;
+    // the last of it says why, if it does not start.
+    let said = Arc::new(Mutex::new(String::new()));
+    tokio::spawn(keep_tail(stderr, said.clone()));
     let mut lines = BufReader::new(stdout).lines();
     // Its first events, until the run is recorded.
     let started = tokio::time::timeout(START_PATIENCE, async {
@@ -150,16 +187,23 @@ pub async fn start(State(ui): State<Arc<Ui>>, Json(task): Json<Task>) -> Respons
         Ok(Some(run)) => run,
         outcome => {
             let _ = child.start_kill();
-            let mut said = String::new();
-            let _ = tokio::time::timeout(Duration::from_secs(2), stderr.read_to_string(&mut said))
-                .await;
+            let waited = child.wait().await;
             let why = if outcome.is_err() {
                 format!(
                     "the chat did not start within {}s",
                     START_PATIENCE.as_secs()
                 )
             } else {
-                crate::util::text::shorten(said.trim(), MAX_SHOWN_ERROR_CHARS)
+                let said = said.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                let said = said.trim();
+                if said.is_empty() {
+                    format!(
+                        "it ended ({})",
+                        waited.map(|s| s.to_string()).unwrap_or_default()
+                    )
+                } else {
+                    said.to_string()
+                }
             };
             return (
                 StatusCode::BAD_GATEWAY,
@@ -173,12 +217,6 @@ pub async fn start(State(ui): State<Arc<Ui>>, Json(task): Json<Task>) -> Respons
     });
     let streams = ui.clone();
     tokio::spawn(async move {
-        // Its error output is not shown here (the run's record has the
-        // error); read so the chat never blocks on it.
-        tokio::spawn(async move {
-            let mut sink = Vec::new();
-            let _ = stderr.read_to_end(&mut sink).await;
-        });
         while let Ok(Some(line)) = lines.next_line().await {
             let Ok(event) = serde_json::from_str::<Value>(&line) else {
                 continue;
@@ -191,13 +229,17 @@ pub async fn start(State(ui): State<Arc<Ui>>, Json(task): Json<Task>) -> Respons
                 Some("text") => streams.streams.update(run, |turns| {
                     turns.entry(run).or_default().text.push_str(text)
                 }),
-                // The turn is in the store now.
-                Some("turn_end") => streams.streams.update(run, |turns| {
+                // The turn is complete (its message is being stored), or
+                // void (its request is made again): a new one begins.
+                Some("turn_end" | "turn_discarded") => streams.streams.update(run, |turns| {
                     turns.insert(run, Turn::default());
                 }),
                 _ => {}
             }
         }
+        // Its output is closed before it is waited for: it cannot block
+        // writing to it.
+        drop(lines);
         let _ = child.wait().await;
         streams.streams.update(run, |turns| {
             turns.remove(&run);

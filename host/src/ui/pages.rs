@@ -237,7 +237,8 @@ fn run_body(detail: &RunDetail, changes: &[CallChange], waiting: &[&ParkedCall])
         for call in waiting {
             let _ = write!(
                 body,
-                "<dialog class=\"approval\" aria-label=\"A call waits for your approval\">{}<p><button type=\"button\" data-close>Decide later</button></p></dialog>",
+                "<dialog class=\"approval\" data-call=\"{}\" aria-label=\"A call waits for your approval\">{}<p><button type=\"button\" data-close>Decide later</button></p></dialog>",
+                call.id,
                 parked_card(call)
             );
         }

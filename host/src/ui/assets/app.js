@@ -19,23 +19,41 @@ function say(text, ok) {
 }
 
 // A run's waiting calls open as dialogs, as the terminal's prompt stops
-// the run; "Decide later" leaves each as a card on the page.
+// the run; "Decide later" leaves each as a card on the page, across redraws.
+const putOff = new Set();
 function openApprovals() {
   for (const dialog of document.querySelectorAll("dialog.approval")) {
-    if (!dialog.open && !dialog.dataset.later) dialog.showModal();
+    if (!dialog.open && !putOff.has(dialog.dataset.call)) dialog.showModal();
   }
 }
 
+// What the model is writing now (a chat started from the page), kept so a
+// redraw does not blank it.
+let turn = null;
+function showTurn() {
+  const now = document.getElementById("streaming");
+  if (!now || !turn) return;
+  now.querySelector(".thinking").textContent = turn.thinking;
+  now.querySelector(".text").textContent = turn.text;
+  now.hidden = !(turn.thinking || turn.text);
+}
+
+// Redraws may overlap: only the newest one's answer is drawn.
+let drawn = 0;
 async function redraw() {
+  const mine = ++drawn;
   const answer = await fetch(location.pathname + location.search, {
     headers: { "X-Fragment": "1" },
   });
+  const text = await answer.text();
+  if (mine !== drawn) return;
   if (answer.ok) {
     // The server's own escaped page body.
-    document.getElementById("live-body").innerHTML = await answer.text();
+    document.getElementById("live-body").innerHTML = text;
+    showTurn();
     openApprovals();
   } else {
-    say(await answer.text(), false);
+    say(text, false);
   }
 }
 
@@ -43,7 +61,7 @@ document.addEventListener("click", (event) => {
   const later = event.target.closest("button[data-close]");
   if (!later) return;
   const dialog = later.closest("dialog");
-  dialog.dataset.later = "yes";
+  putOff.add(dialog.dataset.call);
   dialog.close();
 });
 
@@ -95,11 +113,7 @@ if (live) {
   events.addEventListener("change", () => redraw());
   // What the model is writing now: shown as text as it grows.
   events.addEventListener("turn", (event) => {
-    const turn = JSON.parse(event.data);
-    const now = document.getElementById("streaming");
-    if (!now) return;
-    now.querySelector(".thinking").textContent = turn.thinking;
-    now.querySelector(".text").textContent = turn.text;
-    now.hidden = !(turn.thinking || turn.text);
+    turn = JSON.parse(event.data);
+    showTurn();
   });
 }
