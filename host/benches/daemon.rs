@@ -17,6 +17,10 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use toolcell::store::Store;
 
+#[path = "support/process.rs"]
+mod process;
+use process::{cpu_time, rss};
+
 const SCHEDULES: usize = 100;
 const IDLE_WINDOW: Duration = Duration::from_secs(10);
 const BURSTS: usize = 3;
@@ -82,35 +86,6 @@ fn stop(mut child: Child) {
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     let _ = child.wait();
-}
-
-/// CPU time of every thread of `pid` so far.
-fn cpu_time(pid: u32) -> Duration {
-    let mut total = 0u64;
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
-        .unwrap()
-        .flatten()
-    {
-        if let Ok(text) = std::fs::read_to_string(task.path().join("schedstat")) {
-            total += text
-                .split_whitespace()
-                .next()
-                .and_then(|n| n.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    Duration::from_nanos(total)
-}
-
-/// Resident memory of `pid`, in bytes.
-fn rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .unwrap_or(0)
-        * 1024
 }
 
 fn idle_daemon(root: &Path) -> (Duration, u64) {

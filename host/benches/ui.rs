@@ -18,6 +18,10 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use toolcell::store::{ChangeRecord, DecisionRecord, RunKind, Store};
 
+#[path = "support/process.rs"]
+mod process;
+use process::{cpu_time, rss};
+
 const CALLS: usize = 500;
 const REQUESTS: usize = 50;
 const IDLE_WINDOW: Duration = Duration::from_secs(10);
@@ -200,33 +204,4 @@ fn timed(rounds: usize, mut f: impl FnMut() -> usize) -> ((Duration, Duration), 
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
-}
-
-/// CPU time of every thread of `pid` so far.
-fn cpu_time(pid: u32) -> Duration {
-    let mut total = 0u64;
-    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
-        .unwrap()
-        .flatten()
-    {
-        if let Ok(text) = std::fs::read_to_string(task.path().join("schedstat")) {
-            total += text
-                .split_whitespace()
-                .next()
-                .and_then(|n| n.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    Duration::from_nanos(total)
-}
-
-/// Resident memory of `pid`, in bytes.
-fn rss(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .unwrap_or(0)
-        * 1024
 }

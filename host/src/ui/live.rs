@@ -23,30 +23,47 @@ pub struct Since {
 }
 
 /// Events of what `fingerprint` says, sent each time it changes from
-/// `since`.
+/// `since`, and, with `turn` (a run started by a chat of this page), that
+/// run's turn each time it grows. Looked at every [`LOOK_EVERY`], and at
+/// once when a turn changes.
 fn changes(
     ui: Arc<Ui>,
     since: Option<String>,
+    turn: Option<i64>,
     fingerprint: impl Fn(&Ui) -> Option<String> + Send + 'static,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
+    let woken = ui.streams.subscribe();
     let stream = futures_util::stream::unfold(
-        (ui, since, fingerprint),
-        |(ui, mut last, fingerprint)| async move {
+        (ui, since, 0u64, woken, fingerprint),
+        move |(ui, mut last, mut turn_seen, mut woken, fingerprint)| async move {
             loop {
                 let now = fingerprint(&ui);
+                let mut event = None;
                 if now.is_some() && now != last {
-                    let first = last.is_none();
-                    last = now.clone();
                     // Without `since`, the first look is the baseline.
-                    if !first {
-                        let event = Event::default()
-                            .event("change")
-                            .data(now.unwrap_or_default());
-                        return Some((Ok(event), (ui, last, fingerprint)));
+                    if last.is_some() {
+                        event = Some(
+                            Event::default()
+                                .event("change")
+                                .data(now.clone().unwrap_or_default()),
+                        );
                     }
+                    last = now;
+                }
+                if event.is_none()
+                    && let Some(current) = turn.and_then(|run| ui.streams.turn(run))
+                    && current.version != turn_seen
+                {
+                    turn_seen = current.version;
+                    let data = serde_json::to_string(&current).unwrap_or_default();
+                    event = Some(Event::default().event("turn").data(data));
+                }
+                if let Some(event) = event {
+                    return Some((Ok(event), (ui, last, turn_seen, woken, fingerprint)));
                 }
                 tokio::select! {
                     () = tokio::time::sleep(LOOK_EVERY) => {}
+                    _ = woken.changed(), if turn.is_some() => {}
                     // The page stops: the events end, so the server can.
                     () = ui.stopping.cancelled() => return None,
                 }
@@ -65,39 +82,9 @@ pub async fn run_events(
     Path(id): Path<i64>,
     Query(since): Query<Since>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    let woken = ui.streams.subscribe();
-    let stream = futures_util::stream::unfold(
-        (ui, since.since, 0u64, woken),
-        move |(ui, mut last, mut turn_seen, mut woken)| async move {
-            loop {
-                let now = ui.store.run_fingerprint(id).ok().flatten();
-                if now.is_some() && now != last {
-                    let first = last.is_none();
-                    last = now.clone();
-                    if !first {
-                        let event = Event::default()
-                            .event("change")
-                            .data(now.unwrap_or_default());
-                        return Some((Ok(event), (ui, last, turn_seen, woken)));
-                    }
-                }
-                if let Some(turn) = ui.streams.turn(id)
-                    && turn.version != turn_seen
-                {
-                    turn_seen = turn.version;
-                    let data = serde_json::to_string(&turn).unwrap_or_default();
-                    let event = Event::default().event("turn").data(data);
-                    return Some((Ok(event), (ui, last, turn_seen, woken)));
-                }
-                tokio::select! {
-                    () = tokio::time::sleep(LOOK_EVERY) => {}
-                    _ = woken.changed() => {}
-                    () = ui.stopping.cancelled() => return None,
-                }
-            }
-        },
-    );
-    Sse::new(stream).keep_alive(KeepAlive::default())
+    changes(ui, since.since, Some(id), move |ui| {
+        ui.store.run_fingerprint(id).ok().flatten()
+    })
 }
 
 /// `GET /api/approvals/events`: a `change` each time a call is parked or
@@ -106,5 +93,7 @@ pub async fn approval_events(
     State(ui): State<Arc<Ui>>,
     Query(since): Query<Since>,
 ) -> Sse<impl Stream<Item = Result<Event, Infallible>>> {
-    changes(ui, since.since, |ui| ui.store.approvals_fingerprint().ok())
+    changes(ui, since.since, None, |ui| {
+        ui.store.approvals_fingerprint().ok()
+    })
 }
