@@ -54,6 +54,7 @@ impl TestDaemon {
             },
             user_tools: None,
             trust: Some(TrustStore::in_data_dir(&ws.data)),
+            profile: None,
         };
         let (file, c, s) = (ws.root.join("toolcell.toml"), clock.clone(), stop.clone());
         let thread = std::thread::spawn(move || {

@@ -389,7 +389,11 @@ fn a_chat_started_from_the_page_streams_its_turn_and_waits_there_for_approval() 
         .into_bytes(),
     ))
     .then(Part::Bytes(ollama::done().into_bytes()));
-    let server = ModelServer::start(vec![first, ollama::answer("Done: out.txt holds hi.")]);
+    let server = ModelServer::start(vec![
+        first,
+        ollama::answer("Done: out.txt holds hi."),
+        ollama::answer("It holds <i>hi</i>."),
+    ]);
     let ws = crate::agent::workspace(&server, "ollama", "");
     let page = Page::start(&ws);
     let mut browser = Browser::start();
@@ -423,4 +427,39 @@ fn a_chat_started_from_the_page_streams_its_turn_and_waits_there_for_approval() 
     let record = ws.run(&["runs", "export", "1"]);
     assert!(record.stdout.contains("person (toolcell ui)"), "{record:?}");
     assert!(record.stdout.contains("\"kind\":\"chat\""), "{record:?}");
+
+    // The conversation goes on from the ended run's page, in a new run
+    // that shows the earlier one as its history.
+    browser.eval("document.getElementById('task').value = 'What does it hold?'");
+    browser.eval("document.querySelector('button[data-post=\"/api/chat\"]').click()");
+    browser.wait_for("location.pathname === '/runs/2'");
+    browser.wait_for("document.querySelector('h1 .badge')?.innerText === 'succeeded'");
+    browser.wait_for("document.querySelector('.answer')?.innerText === 'It holds <i>hi</i>.'");
+    assert_eq!(
+        browser.eval("document.querySelector('.earlier a').getAttribute('href')"),
+        "/runs/1"
+    );
+    assert_eq!(
+        browser.eval(
+            "[...document.querySelectorAll('.message.carried h3')].map(h => h.textContent).join(',')"
+        ),
+        "user,assistant,assistant"
+    );
+    assert_eq!(
+        browser.eval("document.querySelectorAll('.answer i').length"),
+        0
+    );
+    shot(&mut browser, "ui-conversation.png");
+    let sent = crate::agent::messages(&server.requests()[2]);
+    let said: Vec<&str> = sent
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .filter_map(|m| m["content"].as_str())
+        .collect();
+    assert_eq!(said, ["Write hi to out.txt", "What does it hold?"]);
+    // Nothing of the earlier run ran again.
+    assert_eq!(
+        ws.run(&["runs", "show", "2", "--json"]).json()["tool_calls"],
+        serde_json::json!([])
+    );
 }

@@ -13,9 +13,11 @@
 pub mod context;
 pub mod filter;
 pub mod fit;
+pub mod instructions;
 mod offer;
 pub mod prompt;
 pub mod repeat;
+pub mod resume;
 pub mod text_tools;
 
 use crate::approval::Approver;
@@ -30,6 +32,7 @@ use crate::llm::{
     ChatProvider, ChatRequest, Finish, LlmError, Message, StreamEvent, ToolCall, ToolSpec, Turn,
 };
 use filter::{MORE_TOOLS, ToolIndex};
+use instructions::ProjectInstructions;
 use repeat::RepeatGuard;
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -96,6 +99,14 @@ pub struct Agent<'a> {
     dialect: &'static Dialect,
     /// The system prompt without the text-format tool section.
     system_base: String,
+    /// The workspace's project instructions, in the system prompt.
+    instructions: Option<ProjectInstructions>,
+    /// What the user should know before the first task (a project
+    /// instructions file left out, and why).
+    pending_notices: Vec<String>,
+    /// Whether the system prompt is recorded: it is at the first task (or
+    /// carried history), as sent then, after every setting of the agent.
+    system_recorded: bool,
 }
 
 impl<'a> Agent<'a> {
@@ -138,7 +149,12 @@ impl<'a> Agent<'a> {
         if filter.is_some() {
             known.push(filter::more_tools_spec());
         }
-        let system_base = prompt::system_prompt(dispatcher.config(), &tools);
+        let (instructions, pending_notices) =
+            match instructions::load(&dispatcher.config().workspace) {
+                Ok(found) => (found, Vec::new()),
+                Err(why) => (None, vec![why]),
+            };
+        let system_base = prompt::system_prompt(dispatcher.config(), &tools, instructions.as_ref());
         let system = Message::system(system_base.clone());
         let mut agent = Self {
             dispatcher,
@@ -159,9 +175,49 @@ impl<'a> Agent<'a> {
             text_tools: false,
             dialect: &HERMES,
             system_base,
+            instructions,
+            pending_notices,
+            system_recorded: false,
         };
-        agent.push(system);
+        agent.messages.push(system);
         agent
+    }
+
+    /// Leaves the workspace's project instructions out of the prompt
+    /// (`chat --no-project-instructions`).
+    pub fn without_project_instructions(&mut self) {
+        self.instructions = None;
+        self.pending_notices.clear();
+        self.refresh_system_prompt();
+    }
+
+    /// The project instructions in the prompt, if any.
+    pub fn project_instructions(&self) -> Option<&ProjectInstructions> {
+        self.instructions.as_ref()
+    }
+
+    /// Records the system prompt as it will be sent, and which project
+    /// instructions it holds, once.
+    fn record_system(&mut self) {
+        if self.system_recorded {
+            return;
+        }
+        self.system_recorded = true;
+        if let Some(rec) = self.recording {
+            let recorded = rec
+                .store
+                .add_message(rec.run, &self.messages[0])
+                .and_then(|()| match &self.instructions {
+                    Some(found) => rec.store.set_instructions(rec.run, &found.described()),
+                    None => Ok(()),
+                });
+            if let Err(e) = recorded {
+                tracing::warn!(
+                    "cannot record the system prompt in {}: {e:#}",
+                    rec.store.path().display()
+                );
+            }
+        }
     }
 
     /// The tools offered to the model.
@@ -172,6 +228,19 @@ impl<'a> Agent<'a> {
     /// The conversation so far.
     pub fn messages(&self) -> &[Message] {
         &self.messages
+    }
+
+    /// Goes on from an earlier conversation: `history` (see
+    /// [`resume::history`]) follows the system prompt, recorded as this
+    /// run's, and the tools it called stay offered. Nothing in it is run.
+    pub fn carry(&mut self, history: Vec<Message>) {
+        self.record_system();
+        for message in history {
+            for call in &message.tool_calls {
+                self.kept.insert(call.name.clone());
+            }
+            self.push(message);
+        }
     }
 
     fn push(&mut self, message: Message) {
@@ -194,9 +263,13 @@ impl<'a> Agent<'a> {
         view: &mut dyn AgentView,
         cancel: &CancellationToken,
     ) -> Outcome {
+        for notice in std::mem::take(&mut self.pending_notices) {
+            view.notice(&notice);
+        }
         if self.filter.is_some() {
             self.offer_for(task, view);
         }
+        self.record_system();
         self.push(Message::user(task));
         for _ in 0..self.settings.max_rounds {
             let dropped =
@@ -266,7 +339,11 @@ impl<'a> Agent<'a> {
 
     /// The system prompt for the tools offered now.
     fn refresh_system_prompt(&mut self) {
-        self.system_base = prompt::system_prompt(self.dispatcher.config(), &self.tools);
+        self.system_base = prompt::system_prompt(
+            self.dispatcher.config(),
+            &self.tools,
+            self.instructions.as_ref(),
+        );
         let prompt = if self.text_tools {
             format!(
                 "{}{}",

@@ -1,11 +1,17 @@
 //! The system prompt: the model's workspace, its tools, and the rules it
 //! works by.
 
+use super::instructions::{ProjectInstructions, prompt_section};
 use crate::config::{RootAccess, WorkspaceConfig};
 use crate::llm::ToolSpec;
 
-/// The system prompt for an agent over `config`'s roots with `tools`.
-pub fn system_prompt(config: &WorkspaceConfig, tools: &[ToolSpec]) -> String {
+/// The system prompt for an agent over `config`'s roots with `tools`, and
+/// the workspace's project instructions after its rules.
+pub fn system_prompt(
+    config: &WorkspaceConfig,
+    tools: &[ToolSpec],
+    instructions: Option<&ProjectInstructions>,
+) -> String {
     let mut roots = String::new();
     for root in &config.roots {
         let access = match root.access {
@@ -19,7 +25,7 @@ pub fn system_prompt(config: &WorkspaceConfig, tools: &[ToolSpec]) -> String {
         }
     }
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    format!(
+    let mut prompt = format!(
         "You are a careful assistant working on the files of a workspace through tools.\n\
          \n\
          Folders you can reach (paths are relative, e.g. `notes/todo.md`; nothing outside them exists for you):\n\
@@ -39,5 +45,9 @@ pub fn system_prompt(config: &WorkspaceConfig, tools: &[ToolSpec]) -> String {
         } else {
             names.join(", ")
         }
-    )
+    );
+    if let Some(instructions) = instructions {
+        prompt.push_str(&prompt_section(instructions));
+    }
+    prompt
 }

@@ -4,11 +4,9 @@
 //! from any process.
 
 use super::{EXIT_OK, print_out};
-use crate::config::WorkspaceConfig;
 use crate::store::Store;
 use crate::store::approvals::ParkedStatus;
 use anyhow::{Context, Result, bail};
-use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct ApprovalsArgs {
@@ -21,13 +19,13 @@ pub struct ApprovalsArgs {
 }
 
 /// The workspace's run store.
-fn store(config: &Option<PathBuf>) -> Result<Store> {
+fn store(config: &super::Chosen) -> Result<Store> {
     let cwd = std::env::current_dir().context("cannot determine the current folder")?;
-    let config = WorkspaceConfig::discover(config.as_deref(), &cwd)?;
+    let config = config.load(&cwd)?;
     Store::open(&config.state_dir())
 }
 
-pub fn list(config: &Option<PathBuf>, args: ApprovalsArgs) -> Result<i32> {
+pub fn list(config: &super::Chosen, args: ApprovalsArgs) -> Result<i32> {
     let calls = store(config)?.parked_calls(args.history)?;
     if args.json {
         print_out(&serde_json::to_string_pretty(&calls)?)?;
@@ -79,7 +77,7 @@ pub fn list(config: &Option<PathBuf>, args: ApprovalsArgs) -> Result<i32> {
     Ok(EXIT_OK)
 }
 
-pub fn approve(config: &Option<PathBuf>, id: i64, for_run: bool) -> Result<i32> {
+pub fn approve(config: &super::Chosen, id: i64, for_run: bool) -> Result<i32> {
     let store = store(config)?;
     let status = if for_run {
         let call = store.parked(id)?.with_context(|| {
@@ -102,7 +100,7 @@ pub fn approve(config: &Option<PathBuf>, id: i64, for_run: bool) -> Result<i32> 
     Ok(EXIT_OK)
 }
 
-pub fn deny(config: &Option<PathBuf>, id: i64, reason: Option<String>) -> Result<i32> {
+pub fn deny(config: &super::Chosen, id: i64, reason: Option<String>) -> Result<i32> {
     let store = store(config)?;
     let reason = reason.map(|r| crate::util::text::for_terminal_line(&r).into_owned());
     store.decide_parked(

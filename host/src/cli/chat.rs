@@ -5,7 +5,7 @@ use super::events::JsonEvents;
 use super::interrupts::Interrupts;
 use super::view::TerminalView;
 use super::{EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, open_dispatcher};
-use crate::agent::{Agent, AgentSettings, Outcome, fit};
+use crate::agent::{Agent, AgentSettings, Outcome, fit, resume};
 use crate::approval::inbox::InboxApprover;
 use crate::approval::{Approver, StandingApprovals};
 use crate::call::runner::Recording;
@@ -16,7 +16,6 @@ use crate::store::{RunKind, RunStatus, Store};
 use anyhow::{Context, Result, anyhow};
 use clap::Args;
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct ChatArgs {
@@ -54,6 +53,14 @@ pub struct ChatArgs {
     /// `toolcell approve` / `toolcell deny` (or the page), instead of asking on the terminal.
     #[arg(long, value_name = "DURATION", value_parser = crate::config::schedule::parse_duration)]
     wait_approval: Option<std::time::Duration>,
+    /// Go on with run RUN's conversation in a new run linked to it: the
+    /// model reads what was said and done (within its context); no call of
+    /// RUN is run again.
+    #[arg(long, value_name = "RUN")]
+    resume: Option<i64>,
+    /// Leave the workspace's TOOLCELL.md / AGENTS.md out of the prompt.
+    #[arg(long)]
+    no_project_instructions: bool,
 }
 
 fn parse_provider(text: &str) -> Result<ProviderKind, String> {
@@ -64,7 +71,7 @@ fn parse_provider(text: &str) -> Result<ProviderKind, String> {
 /// How a run ended: its status, the exit code, the answer and the error.
 type RunEnd = (RunStatus, i32, Option<String>, Option<String>);
 
-pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
+pub fn run(config: &super::Chosen, args: ChatArgs) -> Result<i32> {
     let dispatcher = open_dispatcher(config)?;
     let mut model = dispatcher.config().model.clone();
     if let Some(provider) = args.provider {
@@ -84,6 +91,19 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
     }
     model.check().map_err(|e| anyhow!("{e}"))?;
     let store = Store::open(&dispatcher.config().state_dir())?;
+    // Refused before the model server is asked anything.
+    let earlier = match args.resume {
+        Some(run) => Some((
+            run,
+            resume::history(
+                store
+                    .conversation(run)
+                    .with_context(|| format!("cannot continue run {run}"))?,
+                run,
+            ),
+        )),
+        None => None,
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
@@ -107,13 +127,17 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
         max_retries: model.max_retries,
         filter_tools_above: dispatcher.config().agent.filter_tools_above,
     };
-    let title = args
-        .prompt
-        .clone()
-        .unwrap_or_else(|| "interactive chat".into());
+    let title = match (&args.prompt, &earlier) {
+        (Some(task), _) => task.clone(),
+        (None, Some((from, _))) => format!("interactive chat, continuing run {from}"),
+        (None, None) => "interactive chat".into(),
+    };
     let run = store.start_run(RunKind::Chat, &title, Some(provider.model()))?;
+    if let Some((from, history)) = &earlier {
+        store.link_resumed(run, *from, history.len())?;
+    }
     if let Some(events) = &events {
-        events.started(run, provider.model(), &title);
+        events.started(run, provider.model(), &title, earlier.as_ref().map(|e| e.0));
     }
     let granted = StandingApprovals::interactive(
         args.yes,
@@ -143,6 +167,12 @@ pub fn run(config: &Option<PathBuf>, args: ChatArgs) -> Result<i32> {
         agent.ask_in_dialect(fitted.dialect);
         if fitted.text_tools {
             agent.use_text_tools();
+        }
+        if args.no_project_instructions {
+            agent.without_project_instructions();
+        }
+        if let Some((_, history)) = earlier {
+            agent.carry(history);
         }
         match &args.prompt {
             Some(task) => {

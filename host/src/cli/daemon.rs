@@ -2,14 +2,12 @@
 //! foreground until SIGTERM or Ctrl-C (see [`crate::schedule::daemon`]).
 
 use super::{EXIT_INTERRUPTED, EXIT_OK, sandbox_options};
-use crate::config::WorkspaceConfig;
 use crate::schedule::DaemonOptions;
 use crate::schedule::clock::SystemClock;
 use crate::schedule::daemon::{self, RELOAD_POLL};
 use crate::util::locations;
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use std::path::PathBuf;
 use std::sync::Arc;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
@@ -21,9 +19,9 @@ pub struct DaemonArgs {
     json: bool,
 }
 
-pub fn run(config: &Option<PathBuf>, args: DaemonArgs) -> Result<i32> {
+pub fn run(config: &super::Chosen, args: DaemonArgs) -> Result<i32> {
     let cwd = std::env::current_dir().context("cannot determine the current folder")?;
-    let loaded = WorkspaceConfig::discover(config.as_deref(), &cwd)?;
+    let loaded = config.load(&cwd)?;
     let Some(file) = loaded.file else {
         bail!(
             "no toolcell.toml here or above: the daemon runs the [[schedule]] entries of a workspace's config\n  fix: run it in a workspace, or pass --config FILE"
@@ -46,6 +44,7 @@ pub fn run(config: &Option<PathBuf>, args: DaemonArgs) -> Result<i32> {
             sandbox: sandbox_options(),
             user_tools: locations::user_tools_dir(),
             trust: crate::policy::trust::TrustStore::for_user(),
+            profile: config.profile.clone(),
         };
         daemon::run(&file, Arc::new(SystemClock), stop, options).await
     })?;

@@ -42,8 +42,10 @@ impl JsonEvents {
     }
 
     /// The run began.
-    pub fn started(&self, run: i64, model: &str, task: &str) {
-        self.emit(json!({"type": "run_started", "run": run, "model": model, "task": task}));
+    pub fn started(&self, run: i64, model: &str, task: &str, resumes: Option<i64>) {
+        self.emit(json!({
+            "type": "run_started", "run": run, "model": model, "task": task, "resumes": resumes,
+        }));
     }
 
     /// The run ended: its status, the answer or the error, and the tokens

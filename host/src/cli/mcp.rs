@@ -12,7 +12,6 @@ use rmcp::ServiceExt;
 use std::io::Read;
 use std::os::fd::IntoRawFd;
 use std::os::unix::net::UnixStream;
-use std::path::PathBuf;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 use tokio::signal::unix::{SignalKind, signal};
@@ -32,7 +31,7 @@ pub struct McpArgs {
     wait_approval: Option<Duration>,
 }
 
-pub fn run(config: &Option<PathBuf>, args: McpArgs) -> Result<i32> {
+pub fn run(config: &super::Chosen, args: McpArgs) -> Result<i32> {
     let dispatcher = Arc::new(open_dispatcher_for_many_calls(config)?);
     let store = Arc::new(Store::open(&dispatcher.config().state_dir())?);
     let approver = Arc::new(StandingApprovals {

@@ -33,6 +33,7 @@ mod chat;
 mod daemon;
 mod events;
 mod interrupts;
+mod manual;
 mod mcp;
 mod models;
 mod rules;
@@ -51,7 +52,7 @@ use crate::registry::Registry;
 use crate::sandbox::{Allocation, Sandbox, SandboxOptions};
 use crate::util::locations;
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
@@ -80,11 +81,32 @@ pub const LOG_ENV: &str = "TOOLCELL_LOG";
 #[derive(Debug, Parser)]
 #[command(name = "toolcell", version, about, max_term_width = 100)]
 pub struct Cli {
+    #[command(flatten)]
+    chosen: Chosen,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Which config, and which of its profiles: the flags every command takes.
+#[derive(Debug, Clone, Args)]
+pub struct Chosen {
     /// Workspace config to use instead of the nearest toolcell.toml.
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
-    #[command(subcommand)]
-    command: Command,
+    /// Use [profile.NAME]'s model and agent settings.
+    #[arg(long, global = true, value_name = "NAME")]
+    profile: Option<String>,
+}
+
+impl Chosen {
+    /// The config chosen (or found from `cwd`), with its profile in use.
+    fn load(&self, cwd: &std::path::Path) -> Result<WorkspaceConfig> {
+        let mut config = WorkspaceConfig::discover(self.config.as_deref(), cwd)?;
+        if let Some(name) = &self.profile {
+            config.use_profile(name)?;
+        }
+        Ok(config)
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -143,6 +165,10 @@ enum Command {
         /// The run's id (`toolcell runs list`).
         run: i64,
     },
+    /// Print the shell's completions for toolcell (`toolcell completions bash > …`).
+    Completions(manual::CompletionsArgs),
+    /// Print the manual page, or write every command's page into a folder.
+    Man(manual::ManArgs),
 }
 
 /// Runs the command line and returns the process exit code.
@@ -156,22 +182,24 @@ pub fn main() -> i32 {
     };
     init_logging();
     let outcome = match cli.command {
-        Command::Tools(command) => tools::run(&cli.config, command),
-        Command::Chat(args) => chat::run(&cli.config, args),
-        Command::Models(args) => models::run(&cli.config, args),
-        Command::Runs(command) => runs::run(&cli.config, command),
-        Command::Undo { run } => undo::run(&cli.config, run),
-        Command::Ui(args) => ui::run(&cli.config, args),
-        Command::Trust(args) => trust::run(&cli.config, args),
-        Command::Rules(command) => rules::run(&cli.config, command),
-        Command::Approvals(args) => approvals::list(&cli.config, args),
-        Command::Approve { id, for_run } => approvals::approve(&cli.config, id, for_run),
-        Command::Deny { id, reason } => approvals::deny(&cli.config, id, reason),
-        Command::Schedule(command) => schedule::run(&cli.config, command),
-        Command::Daemon(args) => daemon::run(&cli.config, args),
-        Command::Mcp(args) => mcp::run(&cli.config, args),
-        Command::Run(args) => run::run(&cli.config, args),
-        Command::Check { file } => run::check(&cli.config, file),
+        Command::Tools(command) => tools::run(&cli.chosen, command),
+        Command::Completions(args) => manual::completions(args),
+        Command::Man(args) => manual::man(args),
+        Command::Chat(args) => chat::run(&cli.chosen, args),
+        Command::Models(args) => models::run(&cli.chosen, args),
+        Command::Runs(command) => runs::run(&cli.chosen, command),
+        Command::Undo { run } => undo::run(&cli.chosen, run),
+        Command::Ui(args) => ui::run(&cli.chosen, args),
+        Command::Trust(args) => trust::run(&cli.chosen, args),
+        Command::Rules(command) => rules::run(&cli.chosen, command),
+        Command::Approvals(args) => approvals::list(&cli.chosen, args),
+        Command::Approve { id, for_run } => approvals::approve(&cli.chosen, id, for_run),
+        Command::Deny { id, reason } => approvals::deny(&cli.chosen, id, reason),
+        Command::Schedule(command) => schedule::run(&cli.chosen, command),
+        Command::Daemon(args) => daemon::run(&cli.chosen, args),
+        Command::Mcp(args) => mcp::run(&cli.chosen, args),
+        Command::Run(args) => run::run(&cli.chosen, args),
+        Command::Check { file } => run::check(&cli.chosen, file),
     };
     match outcome {
         Ok(code) => code,
@@ -267,9 +295,9 @@ impl Write for SafeStderr {
 }
 
 /// The workspace config and tool registry for this invocation.
-fn load_workspace(config: &Option<PathBuf>) -> Result<(WorkspaceConfig, Registry)> {
+fn load_workspace(config: &Chosen) -> Result<(WorkspaceConfig, Registry)> {
     let cwd = std::env::current_dir().context("cannot determine the current folder")?;
-    let config = WorkspaceConfig::discover(config.as_deref(), &cwd)?;
+    let config = config.load(&cwd)?;
     warn_untrusted(&config);
     let registry = Registry::load(
         locations::user_tools_dir().as_deref(),
@@ -279,13 +307,13 @@ fn load_workspace(config: &Option<PathBuf>) -> Result<(WorkspaceConfig, Registry
 }
 
 /// A dispatcher over the workspace, with the sandbox started.
-fn open_dispatcher(config: &Option<PathBuf>) -> Result<Dispatcher> {
+fn open_dispatcher(config: &Chosen) -> Result<Dispatcher> {
     open_dispatcher_with(config, sandbox_options())
 }
 
 /// A dispatcher for a process that serves many calls (`toolcell mcp`):
 /// each tool's next cell is built ahead, between calls.
-fn open_dispatcher_for_many_calls(config: &Option<PathBuf>) -> Result<Dispatcher> {
+fn open_dispatcher_for_many_calls(config: &Chosen) -> Result<Dispatcher> {
     let options = SandboxOptions {
         ready_ahead: true,
         ..sandbox_options()
@@ -304,7 +332,7 @@ fn open_dispatcher_for_many_calls(config: &Option<PathBuf>) -> Result<Dispatcher
 /// that name gets its own). The arguments' check is built on this thread
 /// meanwhile: on two cores a third thread would only wait for one, and
 /// interrupt the others whenever memory is mapped.
-fn open_dispatcher_for_one_call(config: &Option<PathBuf>, tool: &str) -> Result<Dispatcher> {
+fn open_dispatcher_for_one_call(config: &Chosen, tool: &str) -> Result<Dispatcher> {
     let options = SandboxOptions {
         allocation: Allocation::OnDemand,
         ..sandbox_options()
@@ -317,7 +345,7 @@ fn open_dispatcher_for_one_call(config: &Option<PathBuf>, tool: &str) -> Result<
     Ok(dispatcher_over(config, registry, options)?.with_sandbox_starting(starting))
 }
 
-fn open_dispatcher_with(config: &Option<PathBuf>, options: SandboxOptions) -> Result<Dispatcher> {
+fn open_dispatcher_with(config: &Chosen, options: SandboxOptions) -> Result<Dispatcher> {
     // Ready while the config, the tools and the sandbox load.
     crate::registry::warm_argument_checks();
     let (config, registry) = load_workspace(config)?;

@@ -8,7 +8,6 @@ use crate::store::{KnownBy, KnownModel, Store};
 use crate::util::text::local_time as when;
 use anyhow::{Result, anyhow};
 use clap::Args;
-use std::path::PathBuf;
 
 #[derive(Debug, Args)]
 pub struct ModelsArgs {
@@ -22,7 +21,7 @@ pub struct ModelsArgs {
     json: bool,
 }
 
-pub fn run(config: &Option<PathBuf>, args: ModelsArgs) -> Result<i32> {
+pub fn run(config: &super::Chosen, args: ModelsArgs) -> Result<i32> {
     let (config, _) = load_workspace(config)?;
     let store = Store::open(&config.state_dir())?;
     if args.probe {

@@ -25,7 +25,7 @@ pub enum RulesCommand {
     },
 }
 
-pub fn run(config: &Option<PathBuf>, command: RulesCommand) -> Result<i32> {
+pub fn run(config: &super::Chosen, command: RulesCommand) -> Result<i32> {
     let RulesCommand::Check {
         tool,
         args,

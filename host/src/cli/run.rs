@@ -52,7 +52,7 @@ fn parse_arg(text: &str) -> Result<(String, String), String> {
     }
 }
 
-pub fn run(config: &Option<PathBuf>, args: RunArgs) -> Result<i32> {
+pub fn run(config: &super::Chosen, args: RunArgs) -> Result<i32> {
     let dispatcher = Arc::new(open_dispatcher(config)?);
     let workflow = Workflow::load(&args.file)?;
     let mut limits = dispatcher.config().workflow.limits.clone();
@@ -140,7 +140,7 @@ pub fn run(config: &Option<PathBuf>, args: RunArgs) -> Result<i32> {
 }
 
 /// `toolcell check FILE.rhai`.
-pub fn check(config: &Option<PathBuf>, file: PathBuf) -> Result<i32> {
+pub fn check(config: &super::Chosen, file: PathBuf) -> Result<i32> {
     let (config, registry) = load_workspace(config)?;
     let workflow = Workflow::load(&file)?;
     let engine = workflow.engine(&config.workflow.limits);

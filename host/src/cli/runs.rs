@@ -5,7 +5,6 @@ use crate::store::{RunDetail, RunSummary, Store};
 use crate::util::text::local_time as when;
 use anyhow::{Result, bail};
 use clap::Subcommand;
-use std::path::PathBuf;
 
 /// Runs listed when no `--limit` is given.
 const DEFAULT_LIST_LIMIT: usize = 20;
@@ -37,7 +36,7 @@ pub enum RunsCommand {
     Export { id: i64 },
 }
 
-pub fn run(config: &Option<PathBuf>, command: RunsCommand) -> Result<i32> {
+pub fn run(config: &super::Chosen, command: RunsCommand) -> Result<i32> {
     let (config, _) = load_workspace(config)?;
     let store = Store::open(&config.state_dir())?;
     match command {
@@ -132,6 +131,15 @@ fn render(detail: &RunDetail) -> String {
             run.scheduled_at
                 .map(|at| format!(", for {}", when(at)))
                 .unwrap_or_default()
+        ));
+    }
+    if let Some(file) = &run.instructions {
+        text.push_str(&format!("project instructions {file}\n"));
+    }
+    if let Some(earlier) = run.resumes {
+        text.push_str(&format!(
+            "continues run {earlier} ({} messages carried from it: history, not run again)\n",
+            run.carried
         ));
     }
     if let Some(error) = &run.error {

@@ -9,7 +9,7 @@ use crate::workflow::Workflow;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
 use serde_json::json;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
@@ -35,7 +35,7 @@ pub enum ScheduleCommand {
     Install,
 }
 
-pub fn run(config: &Option<PathBuf>, command: ScheduleCommand) -> Result<i32> {
+pub fn run(config: &super::Chosen, command: ScheduleCommand) -> Result<i32> {
     match command {
         // Listing and installing read the config: they start no program.
         ScheduleCommand::List { count, json } => {

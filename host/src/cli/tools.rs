@@ -105,7 +105,7 @@ pub enum ToolsCommand {
     },
 }
 
-pub fn run(config: &Option<PathBuf>, command: ToolsCommand) -> Result<i32> {
+pub fn run(config: &super::Chosen, command: ToolsCommand) -> Result<i32> {
     match command {
         // Listing starts the MCP servers too: their tools are listed by them.
         ToolsCommand::List { json } => {

@@ -6,7 +6,6 @@ use super::{EXIT_OK, print_out};
 use crate::config::WorkspaceConfig;
 use crate::policy::trust::TrustStore;
 use anyhow::{Context, Result, bail};
-use std::path::PathBuf;
 
 #[derive(Debug, clap::Args)]
 pub struct TrustArgs {
@@ -15,9 +14,9 @@ pub struct TrustArgs {
     revoke: bool,
 }
 
-pub fn run(config: &Option<PathBuf>, args: TrustArgs) -> Result<i32> {
+pub fn run(config: &super::Chosen, args: TrustArgs) -> Result<i32> {
     let cwd = std::env::current_dir().context("cannot determine the current folder")?;
-    let loaded = WorkspaceConfig::discover(config.as_deref(), &cwd)?;
+    let loaded = config.load(&cwd)?;
     let Some(file) = loaded.file.clone() else {
         bail!(
             "there is no toolcell.toml in {} or a folder above it: nothing to trust\n  fix: run it in the workspace, or pass --config FILE",

@@ -7,7 +7,6 @@ use crate::store::Store;
 use crate::ui::Ui;
 use anyhow::{Context, Result};
 use clap::Args;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Debug, Args)]
@@ -17,7 +16,7 @@ pub struct UiArgs {
     port: u16,
 }
 
-pub fn run(config: &Option<PathBuf>, args: UiArgs) -> Result<i32> {
+pub fn run(config: &super::Chosen, args: UiArgs) -> Result<i32> {
     let (config, _) = load_workspace(config)?;
     let store = Store::open(&config.state_dir())?;
     let runtime = tokio::runtime::Builder::new_current_thread()

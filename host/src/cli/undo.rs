@@ -3,9 +3,8 @@
 use super::{EXIT_OK, load_workspace, print_out};
 use crate::store::Store;
 use anyhow::{Result, bail};
-use std::path::PathBuf;
 
-pub fn run(config: &Option<PathBuf>, run: i64) -> Result<i32> {
+pub fn run(config: &super::Chosen, run: i64) -> Result<i32> {
     let (config, _) = load_workspace(config)?;
     let store = Store::open(&config.state_dir())?;
     let Some(detail) = store.run(run)? else {

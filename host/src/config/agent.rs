@@ -41,11 +41,23 @@ impl Default for AgentConfig {
 /// than any task is worth.
 pub const MAX_ROUNDS_LIMIT: u32 = 200;
 
-#[derive(Deserialize)]
+#[derive(Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawAgentConfig {
     max_rounds: Option<u32>,
     filter_tools_above: Option<u32>,
+}
+
+impl RawAgentConfig {
+    /// `over`'s keys over `base`'s (a profile over `[agent]`).
+    pub fn overlay(base: Option<&Self>, over: Option<Self>) -> Self {
+        let base = base.cloned().unwrap_or_default();
+        let Some(over) = over else { return base };
+        Self {
+            max_rounds: over.max_rounds.or(base.max_rounds),
+            filter_tools_above: over.filter_tools_above.or(base.filter_tools_above),
+        }
+    }
 }
 
 impl AgentConfig {

@@ -34,6 +34,7 @@ pub mod agent;
 pub mod approvals;
 pub mod cron;
 pub mod mcp_server;
+pub mod profile;
 pub mod rule;
 pub mod schedule;
 pub mod tools;
@@ -43,6 +44,7 @@ pub mod workflow;
 use crate::config::agent::{AgentConfig, RawAgentConfig};
 use crate::config::approvals::{ApprovalsConfig, RawApprovalsConfig};
 use crate::config::mcp_server::{McpServerConfig, RawMcpServer};
+use crate::config::profile::{Profile, RawProfile};
 use crate::config::rule::RawRule;
 use crate::config::schedule::{DaemonConfig, RawDaemonConfig, RawSchedule, ScheduleConfig};
 use crate::config::tools::{RawToolSettings, ToolSettings};
@@ -93,6 +95,10 @@ pub struct WorkspaceConfig {
     pub model: ModelSettings,
     /// `[agent]`: how the agent loop works.
     pub agent: AgentConfig,
+    /// `[profile.NAME]`: other `[model]` and `[agent]` settings, by name.
+    pub profiles: BTreeMap<String, Profile>,
+    /// The profile in use (`--profile`), if any.
+    pub profile: Option<String>,
     /// `[workflow]`: limits and environment of workflow scripts.
     pub workflow: WorkflowConfig,
     /// `[[schedule]]`: workflows the daemon runs at cron times.
@@ -137,6 +143,8 @@ struct RawConfig {
     #[serde(default)]
     rule: Vec<Spanned<RawRule>>,
     approvals: Option<Spanned<RawApprovalsConfig>>,
+    #[serde(default)]
+    profile: BTreeMap<String, Spanned<RawProfile>>,
 }
 
 /// `[secrets]`: secret files opened on purpose, and more to refuse.
@@ -235,6 +243,8 @@ impl WorkspaceConfig {
             tools: BTreeMap::new(),
             model: ModelSettings::default(),
             agent: AgentConfig::default(),
+            profiles: BTreeMap::new(),
+            profile: None,
             workflow: WorkflowConfig::default(),
             schedules: Vec::new(),
             daemon: DaemonConfig::default(),
@@ -269,6 +279,29 @@ impl WorkspaceConfig {
             return Ok(restricted);
         }
         Ok(config)
+    }
+
+    /// Uses the settings of `[profile.NAME]` as `[model]` and `[agent]`.
+    pub fn use_profile(&mut self, name: &str) -> Result<()> {
+        let Some(profile) = self.profiles.get(name) else {
+            let file = self
+                .file
+                .as_deref()
+                .map_or("no config file".into(), |f| f.display().to_string());
+            let known: Vec<&str> = self.profiles.keys().map(String::as_str).collect();
+            anyhow::bail!(
+                "there is no profile `{name}` in {file}\n  fix: {}",
+                if known.is_empty() {
+                    format!("add a [profile.{name}] table, or leave out --profile")
+                } else {
+                    format!("use one of: {}", known.join(", "))
+                }
+            );
+        };
+        self.model = profile.model.clone();
+        self.agent = profile.agent.clone();
+        self.profile = Some(name.to_string());
+        Ok(())
     }
 
     /// Validates config `text`; relative root paths resolve against `file`'s folder.
@@ -387,6 +420,19 @@ impl WorkspaceConfig {
             tools.insert(name, settings);
         }
 
+        let mut profiles = BTreeMap::new();
+        for (name, spanned) in raw.profile {
+            let whole = spanned.span();
+            let profile = Profile::from_raw(
+                spanned.into_inner(),
+                raw.model.as_ref().map(Spanned::get_ref),
+                raw.agent.as_ref().map(Spanned::get_ref),
+                table,
+                &name,
+                whole,
+            )?;
+            profiles.insert(name, profile);
+        }
         let model = match raw.model {
             None => ModelSettings::default(),
             Some(spanned) => {
@@ -526,6 +572,8 @@ impl WorkspaceConfig {
             tools,
             model,
             agent,
+            profiles,
+            profile: None,
             workflow,
             schedules,
             daemon,

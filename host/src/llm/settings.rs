@@ -130,7 +130,7 @@ impl Default for ModelSettings {
 }
 
 /// `[model]` as written in the file.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawModelSettings {
     provider: Option<ProviderKind>,
@@ -156,6 +156,31 @@ pub struct BadSetting {
 impl std::fmt::Display for BadSetting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}\n  fix: {}", self.message, self.fix)
+    }
+}
+
+impl RawModelSettings {
+    /// `over`'s keys over `base`'s (a profile over `[model]`).
+    pub fn overlay(base: Option<&Self>, over: Option<Self>) -> Self {
+        let base = base.cloned().unwrap_or_default();
+        let Some(over) = over else { return base };
+        // Another provider without an address of its own gets its default
+        // address, not the other server's (as `--provider` does).
+        let other_server = over.provider.is_some() && over.provider != base.provider;
+        Self {
+            provider: over.provider.or(base.provider),
+            base_url: over
+                .base_url
+                .or(if other_server { None } else { base.base_url }),
+            name: over.name.or(base.name),
+            num_ctx: over.num_ctx.or(base.num_ctx),
+            temperature: over.temperature.or(base.temperature),
+            think: over.think.or(base.think),
+            api_key_env: over.api_key_env.or(base.api_key_env),
+            idle_timeout_ms: over.idle_timeout_ms.or(base.idle_timeout_ms),
+            max_retries: over.max_retries.or(base.max_retries),
+            tool_format: over.tool_format.or(base.tool_format),
+        }
     }
 }
 

@@ -93,7 +93,7 @@ pub async fn run<C: Clock>(
 ) -> Result<()> {
     // Stamped before loading: an edit made while starting is seen later.
     let config_stamp = stamp(config_file);
-    let config = WorkspaceConfig::load_with_trust(config_file, options.trust.as_ref())?;
+    let config = options.load(config_file)?;
     let _lock = DaemonLock::acquire(&config.state_dir())?;
     let store = Arc::new(Store::open(&config.state_dir())?);
     // With the lock held, runs still `running` under this process id were

@@ -36,4 +36,19 @@ pub struct DaemonOptions {
     pub user_tools: Option<PathBuf>,
     /// The configs the user trusted (`toolcell trust`).
     pub trust: Option<TrustStore>,
+    /// The config's profile to use (`--profile`), at start and at every
+    /// reload.
+    pub profile: Option<String>,
+}
+
+impl DaemonOptions {
+    /// The config at `file`, as the user trusted it, with the profile in use.
+    pub fn load(&self, file: &std::path::Path) -> anyhow::Result<crate::config::WorkspaceConfig> {
+        let mut config =
+            crate::config::WorkspaceConfig::load_with_trust(file, self.trust.as_ref())?;
+        if let Some(name) = &self.profile {
+            config.use_profile(name)?;
+        }
+        Ok(config)
+    }
 }

@@ -92,7 +92,7 @@ impl ConfigWatch {
 
 /// Loads `file` for a reload of the daemon now running `running`.
 pub fn load(file: &Path, options: &DaemonOptions, running: &WorkspaceConfig) -> Loaded {
-    let config = WorkspaceConfig::load_with_trust(file, options.trust.as_ref())?;
+    let config = options.load(file)?;
     let wider = super::widening::widening(running, &config);
     if !wider.is_empty() && !config.is_trusted(options.trust.as_ref()) {
         return Ok(Reload::Held {

@@ -8,6 +8,7 @@
 //! crash, a kill): they are marked `interrupted` and never replayed.
 
 pub mod approvals;
+mod conversation;
 mod deferred;
 mod models;
 mod orphans;
@@ -141,6 +142,19 @@ pub struct RunSummary {
     pub trigger: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduled_at: Option<i64>,
+    /// The run this one continues (`toolcell chat --resume`), and how many
+    /// messages after its system prompt were carried from it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resumes: Option<RunId>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub carried: i64,
+    /// The project instructions file in its prompt (`AGENTS.md`, …).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 /// One tool call, as recorded.
@@ -580,7 +594,8 @@ impl Store {
 
 const SUMMARY_SELECT: &str =
     "SELECT r.id, r.kind, r.title, r.model, r.status, r.started_at, r.ended_at, r.answer, r.error,
-    (SELECT COUNT(*) FROM tool_calls t WHERE t.run_id = r.id), r.schedule, r.trigger, r.scheduled_at
+    (SELECT COUNT(*) FROM tool_calls t WHERE t.run_id = r.id), r.schedule, r.trigger, r.scheduled_at,
+    r.resumes, r.carried, r.instructions
     FROM runs r";
 
 fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
@@ -598,6 +613,9 @@ fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
         schedule: row.get(10)?,
         trigger: row.get(11)?,
         scheduled_at: row.get(12)?,
+        resumes: row.get(13)?,
+        carried: row.get(14)?,
+        instructions: row.get(15)?,
     })
 }
 

@@ -120,6 +120,11 @@ CREATE TABLE approvals (
 );
 CREATE INDEX approvals_by_status ON approvals(status, id);
 "#,
+    r#"
+ALTER TABLE runs ADD COLUMN resumes INTEGER;                 -- the run it continues (chat --resume)
+ALTER TABLE runs ADD COLUMN carried INTEGER NOT NULL DEFAULT 0; -- messages after the system prompt carried from it
+ALTER TABLE runs ADD COLUMN instructions TEXT;            -- the project instructions file in its prompt
+"#,
 ];
 
 /// Brings the schema up to date. Each step re-reads the version inside an

@@ -116,13 +116,9 @@ pub async fn run_schedule(State(ui): State<Arc<Ui>>, Path(name): Path<String>) -
             format!("there is no schedule `{name}`"),
         );
     }
-    let mut command = tokio::process::Command::new(&ui.program);
-    if let Some(file) = &ui.config.file {
-        command.arg("--config").arg(file);
-    }
+    let mut command = ui.toolcell();
     command
         .args(["schedule", "run", "--", &name])
-        .current_dir(&ui.config.workspace)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());

@@ -7,6 +7,8 @@
 
 use super::Ui;
 use super::html::{escape, page};
+use crate::llm::Role;
+use crate::store::RunDetail;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -121,33 +123,70 @@ pub async fn form(State(ui): State<Arc<Ui>>) -> Response {
     page("Chat", "Chat", None, &body).into_response()
 }
 
+/// Whether the page offers to go on with `run`'s conversation: what
+/// `toolcell chat --resume` takes (an ended run with one conversation).
+pub fn can_continue(run: &RunDetail) -> bool {
+    let prompts = run
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .count();
+    !matches!(run.summary.status.as_str(), "running" | "waiting")
+        && prompts == 1
+        && run.messages.len() > 1
+}
+
+/// The box to go on with run `run`'s conversation: a new run that
+/// continues it, as `toolcell chat --resume RUN` does.
+pub fn continue_form(run: i64) -> String {
+    format!(
+        "<h2>Continue</h2><p>Goes on in a new run, with this conversation as its history (nothing in it is run again).</p>\
+<label for=\"task\">Your reply</label><textarea id=\"task\" rows=\"3\" maxlength=\"{MAX_TASK_CHARS}\"></textarea>\
+<p><button data-post=\"/api/chat\" data-body=\"{{&quot;resume&quot;:{run}}}\" data-field=\"task\" data-follow=\"run\" class=\"approve\">Send</button></p>"
+    )
+}
+
+/// A task from the page, and the run whose conversation it continues.
 #[derive(Debug, Deserialize)]
 pub struct Task {
     task: String,
+    #[serde(default)]
+    resume: Option<i64>,
 }
 
-/// `POST /api/chat`: starts the chat and answers with its run once it is
+/// `POST /api/chat`: starts the chat (going on with run `resume`'s
+/// conversation, when given) and answers with its run once it is
 /// recorded: `{"run": ID}`.
 pub async fn start(State(ui): State<Arc<Ui>>, Json(task): Json<Task>) -> Response {
-    let task = task.task.trim().to_string();
-    if task.is_empty() {
+    let text = task.task.trim().to_string();
+    if text.is_empty() {
         return (StatusCode::BAD_REQUEST, "write a task first").into_response();
     }
-    if task.chars().count() > MAX_TASK_CHARS {
+    if text.chars().count() > MAX_TASK_CHARS {
         return (
             StatusCode::BAD_REQUEST,
             format!("a task is at most {MAX_TASK_CHARS} characters"),
         )
             .into_response();
     }
-    let mut command = tokio::process::Command::new(&ui.program);
-    if let Some(file) = &ui.config.file {
-        command.arg("--config").arg(file);
+    // Refused here at once, as the chat would refuse it.
+    if let Some(run) = task.resume
+        && let Err(e) = ui.store.conversation(run)
+    {
+        return (
+            StatusCode::BAD_REQUEST,
+            format!("cannot continue run {run}: {e:#}"),
+        )
+            .into_response();
+    }
+    let mut command = ui.toolcell();
+    command.args(["chat", "--json", "--wait-approval", WAIT_FOR_APPROVAL]);
+    if let Some(run) = task.resume {
+        command.arg("--resume").arg(run.to_string());
     }
     command
-        .args(["chat", "--json", "--wait-approval", WAIT_FOR_APPROVAL, "--"])
-        .arg(&task)
-        .current_dir(&ui.config.workspace)
+        .arg("--")
+        .arg(&text)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

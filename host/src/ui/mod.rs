@@ -93,6 +93,20 @@ impl Ui {
     pub fn url(&self) -> String {
         format!("http://{}/?token={}", self.hosts[0], self.token)
     }
+
+    /// `toolcell` in the workspace, on this page's config and profile:
+    /// what a chat or a schedule started from the page runs as.
+    pub fn toolcell(&self) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(&self.program);
+        if let Some(file) = &self.config.file {
+            command.arg("--config").arg(file);
+        }
+        if let Some(profile) = &self.config.profile {
+            command.arg("--profile").arg(profile);
+        }
+        command.current_dir(&self.config.workspace);
+        command
+    }
 }
 
 /// A fresh random token, as hex.

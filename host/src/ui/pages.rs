@@ -2,8 +2,8 @@
 //! they are at each request. A request with `X-Fragment: 1` (the page's
 //! own script, redrawing after a live event) gets the page's body alone.
 
-use super::Ui;
 use super::html::{attribute, badge, escape, page};
+use super::{Ui, chat};
 use crate::registry::Registry;
 use crate::registry::grant::ToolGrant;
 use crate::store::approvals::{ParkedCall, ParkedStatus};
@@ -209,6 +209,15 @@ fn run_body(detail: &RunDetail, changes: &[CallChange], waiting: &[&ParkedCall])
             escape(run.trigger.as_deref().unwrap_or_default())
         );
     }
+    if let Some(file) = &run.instructions {
+        let _ = write!(body, "<dt>Instructions</dt><dd>{}</dd>", escape(file));
+    }
+    if let Some(earlier) = run.resumes {
+        let _ = write!(
+            body,
+            "<dt>Continues</dt><dd><a href=\"/runs/{earlier}\">run {earlier}</a></dd>"
+        );
+    }
     let _ = write!(
         body,
         "<dt>Task</dt><dd class=\"text\">{}</dd></dl>",
@@ -245,8 +254,27 @@ fn run_body(detail: &RunDetail, changes: &[CallChange], waiting: &[&ParkedCall])
     }
     if !detail.messages.is_empty() {
         body.push_str("<h2>Conversation</h2><ol class=\"messages\">");
-        for message in &detail.messages {
+        // The messages carried from the run this one continues follow the
+        // system prompt; their calls are history, with no card here.
+        let carried = 1..=run.carried as usize;
+        for (index, message) in detail.messages.iter().enumerate() {
+            let history = carried.contains(&index);
+            if history && index == 1 {
+                let _ = write!(
+                    body,
+                    "<li class=\"earlier\">Earlier in this conversation (<a href=\"/runs/{0}\">run {0}</a>): history, not run again</li>",
+                    run.resumes.unwrap_or_default()
+                );
+            }
             if message.role == crate::llm::Role::Tool {
+                if history {
+                    let _ = write!(
+                        body,
+                        "<li class=\"message tool carried\"><details><summary>result of <code>{}</code></summary><pre class=\"text\">{}</pre></details></li>",
+                        escape(message.tool_name.as_deref().unwrap_or("a call")),
+                        escape(&message.content)
+                    );
+                }
                 continue; // shown on the call's card
             }
             if message.role == crate::llm::Role::System {
@@ -259,8 +287,9 @@ fn run_body(detail: &RunDetail, changes: &[CallChange], waiting: &[&ParkedCall])
             }
             let _ = write!(
                 body,
-                "<li class=\"message {0}\"><h3>{0}</h3>",
-                message.role.as_str()
+                "<li class=\"message {0}{1}\"><h3>{0}</h3>",
+                message.role.as_str(),
+                if history { " carried" } else { "" }
             );
             if !message.thinking.is_empty() {
                 let _ = write!(
@@ -311,6 +340,9 @@ fn run_body(detail: &RunDetail, changes: &[CallChange], waiting: &[&ParkedCall])
             "<h2>Answer</h2><pre class=\"text answer\">{}</pre>",
             escape(answer)
         );
+    }
+    if chat::can_continue(detail) {
+        body.push_str(&chat::continue_form(run.id));
     }
     body
 }
