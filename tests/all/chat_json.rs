@@ -1,6 +1,7 @@
 //! `toolcell chat --json`: the event stream of docs/chat-json.md, against
 //! a fake Ollama server on 127.0.0.1, with a call parked for approval
-//! (`--wait-approval`) and approved from another process.
+//! (`--wait-approval`) and approved from another process; an answer held
+//! to `--output-schema`.
 
 use crate::model_server::{ModelServer, ollama};
 use serde_json::{Value, json};
@@ -114,4 +115,76 @@ fn chat_json_gives_one_event_a_line_and_a_parked_call_is_approved_from_another_p
         record.stdout.contains("person (toolcell approve)"),
         "{record:?}"
     );
+}
+
+#[test]
+fn an_answer_must_fit_the_output_schema_and_one_that_does_not_goes_back_in_band() {
+    let server = ModelServer::start(vec![
+        ollama::answer("There are 3 files."),
+        ollama::answer("{\"files\": \"3\"}"),
+        ollama::answer("```json\n{\"files\": 3}\n```"),
+        // The second chat: one round, and no JSON in it.
+        ollama::answer("Three."),
+    ]);
+    let ws = crate::agent::workspace(&server, "ollama", "");
+    ws.write(
+        "count.schema.json",
+        r#"{"type": "object", "properties": {"files": {"type": "integer"}}, "required": ["files"]}"#,
+    );
+    let run = ws.run(&[
+        "chat",
+        "--json",
+        "--output-schema",
+        "count.schema.json",
+        "How many files?",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let end: Value = serde_json::from_str(run.stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(end["type"], "run_ended");
+    assert_eq!(end["answer"], json!({"files": 3}));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    let said = |n: usize| crate::agent::messages(&requests[n]);
+    assert!(
+        said(0)[0]["content"]
+            .as_str()
+            .unwrap()
+            .contains("must be only JSON that fits this JSON Schema"),
+        "{:?}",
+        said(0)[0]
+    );
+    let told = |n: usize| {
+        said(n).last().unwrap()["content"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert!(told(1).contains("the answer is not JSON"), "{}", told(1));
+    assert!(told(2).contains("at `/files`"), "{}", told(2));
+    assert_eq!(
+        ws.run(&["runs", "show", "1", "--json"]).json()["answer"],
+        "{\"files\":3}"
+    );
+
+    let run = ws.run(&[
+        "chat",
+        "--max-rounds",
+        "1",
+        "--output-schema",
+        "count.schema.json",
+        "How many files?",
+    ]);
+    assert_eq!(run.code, 5, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "without an answer that fits --output-schema (the last: the answer is not JSON"
+        ),
+        "{run:?}"
+    );
+
+    ws.write("bad.json", "{\"type\": \"object\",\n oops}");
+    let run = ws.run(&["chat", "--output-schema", "bad.json", "x"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stderr.contains("bad.json:2:2 is not JSON"), "{run:?}");
+    assert_eq!(server.requests().len(), 4);
 }

@@ -10,6 +10,7 @@
 //! same call repeated too often. Only the model server failing for good, or
 //! the user stopping the run, ends a run early.
 
+pub mod answer_schema;
 pub mod context;
 pub mod filter;
 pub mod fit;
@@ -31,6 +32,7 @@ use crate::llm::recover;
 use crate::llm::{
     ChatProvider, ChatRequest, Finish, LlmError, Message, StreamEvent, ToolCall, ToolSpec, Turn,
 };
+use answer_schema::AnswerSchema;
 use filter::{MORE_TOOLS, ToolIndex};
 use instructions::ProjectInstructions;
 use repeat::RepeatGuard;
@@ -107,6 +109,10 @@ pub struct Agent<'a> {
     /// Whether the system prompt is recorded: it is at the first task (or
     /// carried history), as sent then, after every setting of the agent.
     system_recorded: bool,
+    /// The schema the final answer must fit, if any.
+    answer_schema: Option<AnswerSchema>,
+    /// What was wrong with the last answer that did not fit it.
+    misfit: Option<String>,
 }
 
 impl<'a> Agent<'a> {
@@ -178,6 +184,8 @@ impl<'a> Agent<'a> {
             instructions,
             pending_notices,
             system_recorded: false,
+            answer_schema: None,
+            misfit: None,
         };
         agent.messages.push(system);
         agent
@@ -189,6 +197,20 @@ impl<'a> Agent<'a> {
         self.instructions = None;
         self.pending_notices.clear();
         self.refresh_system_prompt();
+    }
+
+    /// Makes the final answer JSON that fits `schema`: the system prompt
+    /// says so, and an answer that does not fit goes back to the model in
+    /// band, within the round budget.
+    pub fn answer_must_fit(&mut self, schema: AnswerSchema) {
+        self.answer_schema = Some(schema);
+        self.refresh_system_prompt();
+    }
+
+    /// What was wrong with the model's last answer that did not fit the
+    /// schema (see [`Agent::answer_must_fit`]), if one did not.
+    pub fn answer_misfit(&self) -> Option<&str> {
+        self.misfit.as_deref()
     }
 
     /// The project instructions in the prompt, if any.
@@ -304,7 +326,23 @@ impl<'a> Agent<'a> {
                         self.push(Message::user(note));
                         continue;
                     }
-                    None => return Outcome::Answered(turn.content),
+                    None => match &self.answer_schema {
+                        None => return Outcome::Answered(turn.content),
+                        Some(schema) => match schema.check(&turn.content) {
+                            Ok(value) => return Outcome::Answered(value.to_string()),
+                            // It goes back to the model, as a call's
+                            // error would.
+                            Err(problem) => {
+                                view.notice(&format!(
+                                    "the answer does not fit the output schema ({problem}); the model is asked again"
+                                ));
+                                let again = schema.ask_again(&problem);
+                                self.misfit = Some(problem);
+                                self.push(Message::user(again));
+                                continue;
+                            }
+                        },
+                    },
                 }
             }
             if self.run_calls(&turn, view, cancel).await.is_err() {
@@ -344,6 +382,9 @@ impl<'a> Agent<'a> {
             &self.tools,
             self.instructions.as_ref(),
         );
+        if let Some(schema) = &self.answer_schema {
+            self.system_base.push_str(&schema.prompt_section());
+        }
         let prompt = if self.text_tools {
             format!(
                 "{}{}",

@@ -5,6 +5,7 @@ use super::events::JsonEvents;
 use super::interrupts::Interrupts;
 use super::view::TerminalView;
 use super::{EXIT_ERROR, EXIT_INCOMPLETE, EXIT_INTERRUPTED, EXIT_OK, open_dispatcher};
+use crate::agent::answer_schema::AnswerSchema;
 use crate::agent::{Agent, AgentSettings, Outcome, fit, resume};
 use crate::approval::inbox::InboxApprover;
 use crate::approval::{Approver, StandingApprovals};
@@ -13,9 +14,11 @@ use crate::call::view::AgentView;
 use crate::config::agent::MAX_ROUNDS_LIMIT;
 use crate::llm::ProviderKind;
 use crate::store::{RunKind, RunStatus, Store};
-use anyhow::{Context, Result, anyhow};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::Args;
+use serde_json::Value;
 use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
 
 #[derive(Debug, Args)]
 pub struct ChatArgs {
@@ -61,6 +64,42 @@ pub struct ChatArgs {
     /// Leave the workspace's TOOLCELL.md / AGENTS.md out of the prompt.
     #[arg(long)]
     no_project_instructions: bool,
+    /// The final answer must be JSON that fits the JSON Schema in FILE; an
+    /// answer that does not goes back to the model (within --max-rounds).
+    #[arg(long, value_name = "FILE")]
+    output_schema: Option<PathBuf>,
+}
+
+/// The largest schema file read: schemas are a few kilobytes; anything
+/// near this is not one.
+const MAX_SCHEMA_BYTES: u64 = 1024 * 1024;
+
+/// The schema in `file`, checked before anything else happens.
+fn read_schema(file: &Path) -> Result<AnswerSchema> {
+    use std::io::Read;
+    let shown = file.display();
+    let mut text = String::new();
+    std::fs::File::open(file)
+        .and_then(|f| f.take(MAX_SCHEMA_BYTES + 1).read_to_string(&mut text))
+        .with_context(|| format!("cannot read the output schema {shown}"))?;
+    if text.len() as u64 > MAX_SCHEMA_BYTES {
+        bail!(
+            "the output schema {shown} is over {} MiB\n  fix: give a JSON Schema file",
+            MAX_SCHEMA_BYTES / 1024 / 1024
+        );
+    }
+    let schema: Value = serde_json::from_str(&text).map_err(|e| {
+        anyhow!(
+            "the output schema {shown}:{}:{} is not JSON: {e}\n  fix: correct the file",
+            e.line(),
+            e.column()
+        )
+    })?;
+    AnswerSchema::new(schema).map_err(|e| {
+        anyhow!(
+            "the output schema {shown}: {e}\n  fix: correct the schema (https://json-schema.org)"
+        )
+    })
 }
 
 fn parse_provider(text: &str) -> Result<ProviderKind, String> {
@@ -90,6 +129,8 @@ pub fn run(config: &super::Chosen, args: ChatArgs) -> Result<i32> {
         model.num_ctx = num_ctx;
     }
     model.check().map_err(|e| anyhow!("{e}"))?;
+    let schema = args.output_schema.as_deref().map(read_schema).transpose()?;
+    let answers_json = schema.is_some();
     let store = Store::open(&dispatcher.config().state_dir())?;
     // Refused before the model server is asked anything.
     let earlier = match args.resume {
@@ -171,13 +212,16 @@ pub fn run(config: &super::Chosen, args: ChatArgs) -> Result<i32> {
         if args.no_project_instructions {
             agent.without_project_instructions();
         }
+        if let Some(schema) = schema {
+            agent.answer_must_fit(schema);
+        }
         if let Some((_, history)) = earlier {
             agent.carry(history);
         }
         match &args.prompt {
             Some(task) => {
                 let outcome = agent.ask(task, view.as_mut(), &interrupts.token()).await;
-                settle(outcome, view.as_mut())
+                settle(outcome, agent.answer_misfit(), view.as_mut())
             }
             None => interactive(&mut agent, view.as_mut(), &interrupts).await,
         }
@@ -187,7 +231,12 @@ pub fn run(config: &super::Chosen, args: ChatArgs) -> Result<i32> {
         .context("cannot record the end of the run");
     // The stream ends with the run, recorded or not.
     if let Some(events) = &events {
-        events.ended(run, status.as_str(), answer.as_deref(), error.as_deref());
+        // With a schema, the answer is the JSON it fits.
+        let answer = answer.as_deref().map(|text| match answers_json {
+            true => serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.into())),
+            false => Value::String(text.into()),
+        });
+        events.ended(run, status.as_str(), answer, error.as_deref());
     }
     recorded?;
     say!("toolcell: run {run} is recorded: toolcell runs show {run}");
@@ -195,14 +244,20 @@ pub fn run(config: &super::Chosen, args: ChatArgs) -> Result<i32> {
 }
 
 /// The run's status, exit code, answer and error for `outcome`, after
-/// saying what happened.
-fn settle(outcome: Outcome, view: &mut dyn AgentView) -> RunEnd {
+/// saying what happened; `misfit` is why the model's last answer did not
+/// fit `--output-schema`, if one did not.
+fn settle(outcome: Outcome, misfit: Option<&str>, view: &mut dyn AgentView) -> RunEnd {
     match outcome {
         Outcome::Answered(answer) => (RunStatus::Succeeded, EXIT_OK, Some(answer), None),
         Outcome::BudgetExhausted { rounds } => {
-            let message = format!(
-                "stopped: the model used all {rounds} rounds of its budget without giving a final answer; raise --max-rounds (or max_rounds under [agent]) or make the task smaller"
-            );
+            let message = match misfit {
+                Some(misfit) => format!(
+                    "stopped: the model used all {rounds} rounds of its budget without an answer that fits --output-schema (the last: {misfit}); raise --max-rounds, or simplify the schema"
+                ),
+                None => format!(
+                    "stopped: the model used all {rounds} rounds of its budget without giving a final answer; raise --max-rounds (or max_rounds under [agent]) or make the task smaller"
+                ),
+            };
             view.notice(&message);
             (RunStatus::Incomplete, EXIT_INCOMPLETE, None, Some(message))
         }
@@ -250,7 +305,7 @@ async fn interactive(
             _ => return last,
         };
         let outcome = agent.ask(&task, view, &token).await;
-        last = settle(outcome, view);
+        last = settle(outcome, agent.answer_misfit(), view);
         if last.0 == RunStatus::Failed {
             return last;
         }

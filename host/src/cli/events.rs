@@ -48,9 +48,9 @@ impl JsonEvents {
         }));
     }
 
-    /// The run ended: its status, the answer or the error, and the tokens
-    /// of all its turns.
-    pub fn ended(&self, run: i64, status: &str, answer: Option<&str>, error: Option<&str>) {
+    /// The run ended: its status, the answer (text, or JSON with
+    /// `--output-schema`) or the error, and the tokens of all its turns.
+    pub fn ended(&self, run: i64, status: &str, answer: Option<Value>, error: Option<&str>) {
         self.emit(json!({
             "type": "run_ended", "run": run, "status": status,
             "answer": answer, "error": error,

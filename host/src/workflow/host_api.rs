@@ -23,6 +23,7 @@
 //! (see [`super::values`]).
 
 use super::values::{self, MAX_VALUE_DEPTH, dynamic_deeper_than, to_dynamic, to_json};
+use crate::agent::answer_schema::AnswerSchema;
 use crate::agent::fit::{Fitted, connect_fitted};
 use crate::agent::{Agent, AgentSettings, Outcome};
 use crate::approval::Approver;
@@ -387,39 +388,24 @@ impl HostContext {
     /// `llm_json(prompt, schema)`: structured output, validated, retried once.
     pub fn llm_json(&self, prompt: &str, schema: &Dynamic) -> Fallible<Dynamic> {
         let schema = to_json(schema, "the schema passed to llm_json")?;
-        let validator = jsonschema::validator_for(&schema).map_err(|e| {
+        let expected = AnswerSchema::new(schema).map_err(|e| {
             thrown(
                 ErrorKind::InvalidArgs,
-                format!("the schema is not a valid JSON Schema: {e}"),
+                format!("the schema passed to llm_json: {e}"),
                 &[],
             )
         })?;
         let model = self.model.clone();
         let mut messages = vec![Message::user(format!(
-            "{prompt}\n\nAnswer with JSON only, following this JSON Schema:\n{schema}"
+            "{prompt}\n\nAnswer with JSON only, following this JSON Schema:\n{}",
+            expected.schema()
         ))];
         let mut last_problem = String::new();
         for _attempt in 0..2 {
-            let text = self.complete(&model, &messages, Some(&schema))?;
-            match parse_json_answer(&text) {
-                Ok(value) => {
-                    let problems: Vec<String> = validator
-                        .iter_errors(&value)
-                        .map(|e| {
-                            let at = e.instance_path().to_string();
-                            if at.is_empty() {
-                                e.to_string()
-                            } else {
-                                format!("at `{at}`: {e}")
-                            }
-                        })
-                        .collect();
-                    if problems.is_empty() {
-                        return to_dynamic(&value, "the model's answer");
-                    }
-                    last_problem = problems.join("; ");
-                }
-                Err(e) => last_problem = format!("not JSON: {e}"),
+            let text = self.complete(&model, &messages, Some(expected.schema()))?;
+            match expected.check(&text) {
+                Ok(value) => return to_dynamic(&value, "the model's answer"),
+                Err(problem) => last_problem = problem,
             }
             messages.push(Message::from_turn(&crate::llm::Turn {
                 content: text,
@@ -428,9 +414,7 @@ impl HostContext {
                 finish: crate::llm::Finish::Stop,
                 usage: None,
             }));
-            messages.push(Message::user(format!(
-                "That answer does not fit the schema ({last_problem}). Answer again with JSON only."
-            )));
+            messages.push(Message::user(expected.ask_again(&last_problem)));
         }
         Err(thrown(
             ErrorKind::InvalidOutput,
@@ -487,17 +471,6 @@ impl HostContext {
             .map(Dynamic::from)
             .unwrap_or(Dynamic::UNIT))
     }
-}
-
-/// The model's JSON answer, with code fences around it tolerated.
-fn parse_json_answer(text: &str) -> Result<Value, serde_json::Error> {
-    let trimmed = text.trim();
-    let inner = trimmed
-        .strip_prefix("```json")
-        .or_else(|| trimmed.strip_prefix("```"))
-        .and_then(|t| t.strip_suffix("```"))
-        .unwrap_or(trimmed);
-    serde_json::from_str(inner.trim())
 }
 
 /// A `json_parse` failure; serde_json's own depth limit (one level short
