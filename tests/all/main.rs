@@ -43,6 +43,7 @@ mod manifests;
 mod manual;
 mod mcp;
 mod mcp_client;
+mod mcp_http;
 mod model_fit;
 mod outside_cells;
 mod policy;

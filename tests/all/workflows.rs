@@ -461,7 +461,7 @@ fn llm_json_validates_against_the_schema_and_retries_once() {
         .unwrap()
         .to_string();
     assert!(
-        retry.contains("does not fit the schema") && retry.contains("priority"),
+        retry.contains("does not fit the required JSON Schema") && retry.contains("priority"),
         "{retry}"
     );
 

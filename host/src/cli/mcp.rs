@@ -1,8 +1,10 @@
 //! `toolcell mcp`: serves the workspace's tools over MCP on stdio (see
-//! [`crate::serve::mcp`]). Stdout carries the protocol; logs go to stderr.
+//! [`crate::serve::mcp`]; stdout carries the protocol, logs go to stderr),
+//! or over Streamable HTTP with `--http` ([`crate::serve::http`]).
 
 use super::{EXIT_INTERRUPTED, EXIT_OK, open_dispatcher_for_many_calls};
 use crate::approval::StandingApprovals;
+use crate::serve::http;
 use crate::serve::mcp::ToolServer;
 use crate::store::DeferredRecorder;
 use crate::store::Store;
@@ -29,6 +31,14 @@ pub struct McpArgs {
     /// `toolcell deny`, instead of refusing it.
     #[arg(long, value_name = "DURATION", value_parser = crate::config::schedule::parse_duration)]
     wait_approval: Option<Duration>,
+    /// Serve MCP's Streamable HTTP transport at http://ADDRESS/mcp instead
+    /// of stdio (127.0.0.1:0 picks a free port); clients send the printed
+    /// token (or TOOLCELL_MCP_TOKEN's) as a bearer token.
+    #[arg(long, value_name = "ADDRESS")]
+    http: Option<std::net::SocketAddr>,
+    /// Let --http listen on an address beyond loopback.
+    #[arg(long, requires = "http")]
+    http_beyond_loopback: bool,
 }
 
 pub fn run(config: &super::Chosen, args: McpArgs) -> Result<i32> {
@@ -59,6 +69,9 @@ pub fn run(config: &super::Chosen, args: McpArgs) -> Result<i32> {
         }
         end_if_stuck_after_a_signal(Arc::downgrade(&server.recorder()))
             .context("cannot watch for SIGTERM and SIGINT")?;
+        if let Some(address) = args.http {
+            return serve_http(server, address, args.http_beyond_loopback).await;
+        }
         let service = server
             .serve(rmcp::transport::io::stdio_pipes())
             .await
@@ -83,6 +96,44 @@ pub fn run(config: &super::Chosen, args: McpArgs) -> Result<i32> {
         anyhow::Ok(())
     })?;
     Ok(EXIT_OK)
+}
+
+/// Serves MCP over HTTP until SIGTERM or SIGINT; says where, and the
+/// token when it made one.
+async fn serve_http(
+    server: ToolServer,
+    address: std::net::SocketAddr,
+    beyond_loopback: bool,
+) -> Result<()> {
+    let (token, made) = http::token_from_env()?;
+    let options = http::HttpOptions {
+        address,
+        beyond_loopback,
+        token: token.clone(),
+        stop: tokio_util::sync::CancellationToken::new(),
+    };
+    let (listener, bound) = http::bind(&options).await?;
+    super::print_out(&format!(
+        "toolcell mcp: serving http://{bound}{}",
+        http::PATH
+    ))?;
+    if made {
+        super::print_out(&format!(
+            "toolcell mcp: token {token} (clients send it as `Authorization: Bearer TOKEN`; set {} to choose it)",
+            http::TOKEN_ENV
+        ))?;
+    }
+    let stop = options.stop.clone();
+    let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
+    let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = term.recv() => {}
+            _ = int.recv() => {}
+        }
+        stop.cancel();
+    });
+    http::serve(server, listener, bound, options).await
 }
 
 /// How long a SIGTERM or SIGINT waits for the session to end by itself.

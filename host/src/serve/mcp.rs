@@ -41,7 +41,9 @@ pub const SERVER_TIME_KEY: &str = "dev.toolcell/server_us";
 /// built before it, between calls (see `sandbox::keeper`).
 pub const BUILT_AHEAD_KEY: &str = "dev.toolcell/built_ahead";
 
-/// The workspace's tools, as an MCP server.
+/// The workspace's tools, as an MCP server. A clone serves another
+/// session (MCP over HTTP) with the same tools, grants, inbox and records.
+#[derive(Clone)]
 pub struct ToolServer {
     pub dispatcher: Arc<Dispatcher>,
     pub store: Arc<Store>,
@@ -49,11 +51,11 @@ pub struct ToolServer {
     pub approvals: Arc<StandingApprovals>,
     /// Parks the calls of a client that cannot ask its user, for `toolcell
     /// approve` (`toolcell mcp --wait-approval`); `None`: they are refused.
-    inbox: Option<InboxApprover>,
+    inbox: Option<Arc<InboxApprover>>,
     /// Writes the records of read-only calls after they have answered.
     recorder: Arc<DeferredRecorder>,
-    /// Numbers the calls, for their ids in the run records.
-    calls: AtomicU64,
+    /// Numbers the calls of every session, for their ids in the run records.
+    calls: Arc<AtomicU64>,
 }
 
 impl ToolServer {
@@ -68,7 +70,7 @@ impl ToolServer {
             store,
             approvals,
             inbox: None,
-            calls: AtomicU64::new(0),
+            calls: Arc::new(AtomicU64::new(0)),
         })
     }
 
@@ -84,8 +86,9 @@ impl ToolServer {
             granted_as: self.approvals.granted_as,
         };
         let notifier = crate::approval::notify::Notifier::from_config(self.dispatcher.config());
-        self.inbox =
-            Some(InboxApprover::new(granted, self.store.clone(), None, wait).telling(notifier));
+        self.inbox = Some(Arc::new(
+            InboxApprover::new(granted, self.store.clone(), None, wait).telling(notifier),
+        ));
         self
     }
 
@@ -127,7 +130,7 @@ impl ToolServer {
         let approver = AskTheClient {
             client,
             granted: &self.approvals,
-            inbox: self.inbox.as_ref(),
+            inbox: self.inbox.as_deref(),
         };
         let runner = ToolRunner {
             dispatcher: &self.dispatcher,

@@ -20,6 +20,7 @@
 //!   page, and is not cached.
 
 use super::Ui;
+use crate::util::secret::same_token;
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
@@ -147,17 +148,6 @@ fn cookie_values<'a>(headers: &'a HeaderMap, name: &'a str) -> impl Iterator<Ite
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(';'))
         .filter_map(move |pair| pair.trim().strip_prefix(name)?.strip_prefix('='))
-}
-
-/// Whether `given` is `token`, in time that does not depend on where they
-/// differ.
-fn same_token(given: &str, token: &str) -> bool {
-    given.len() == token.len()
-        && given
-            .bytes()
-            .zip(token.bytes())
-            .fold(0u8, |differ, (a, b)| differ | (a ^ b))
-            == 0
 }
 
 #[cfg(test)]

@@ -34,9 +34,6 @@ use std::net::{Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 
-/// Bytes of randomness in the token: 256 bits, beyond guessing.
-const TOKEN_BYTES: usize = 32;
-
 /// What every request of one `toolcell ui` shares.
 pub struct Ui {
     pub config: WorkspaceConfig,
@@ -78,8 +75,8 @@ impl Ui {
         Ok(Self {
             config,
             store,
-            token: new_token()?,
-            session: new_token()?,
+            token: crate::util::secret::new_token()?,
+            session: crate::util::secret::new_token()?,
             cookie: format!("toolcell_{port}"),
             hosts,
             origins,
@@ -107,16 +104,6 @@ impl Ui {
         command.current_dir(&self.config.workspace);
         command
     }
-}
-
-/// A fresh random token, as hex.
-fn new_token() -> Result<String> {
-    use std::io::Read;
-    let mut bytes = [0u8; TOKEN_BYTES];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut random| random.read_exact(&mut bytes))
-        .context("cannot read /dev/urandom for the page's token")?;
-    Ok(hex::encode(bytes))
 }
 
 /// Every route of the page, behind [`guard::guard`].

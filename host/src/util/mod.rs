@@ -13,7 +13,8 @@
 //! - [`glob`]: path patterns matched name by name (`*`, `?`, `**`);
 //! - [`json_text`]: JSON checked once and kept as text;
 //! - [`problem`]: what is wrong in a TOML file, said the same way for the
-//!   manifest and the config.
+//!   manifest and the config;
+//! - [`secret`]: random tokens, compared in constant time.
 
 pub mod child;
 pub mod folder;
@@ -24,4 +25,5 @@ pub mod locations;
 pub mod names;
 pub mod openat;
 pub mod problem;
+pub mod secret;
 pub mod text;
