@@ -14,8 +14,11 @@ use std::time::Duration;
 
 /// Writes the events of a run to stdout. A clone shares the token count,
 /// so the one that reports the end knows every turn's.
-#[derive(Default, Clone)]
+#[derive(Clone)]
 pub struct JsonEvents {
+    /// Whether stdout is a terminal: asked once, not per event (each
+    /// asking is a system call, and a turn is thousands of events).
+    terminal: bool,
     /// Calls of this turn already announced (`call_requested`). Per turn:
     /// ids repeat across turns (`call_0` for servers that give none).
     seen: BTreeSet<String>,
@@ -25,18 +28,34 @@ pub struct JsonEvents {
     usage: std::sync::Arc<std::sync::Mutex<Usage>>,
 }
 
-impl JsonEvents {
-    /// Writes one event. At a terminal, what JSON leaves as it is but a
-    /// terminal would act on (C1 controls, direction overrides) shows as
-    /// escapes, as everywhere toolcell prints.
-    pub fn emit(&self, event: Value) {
+impl Default for JsonEvents {
+    fn default() -> Self {
         use std::io::IsTerminal;
-        let line = event.to_string();
+        Self {
+            terminal: std::io::stdout().is_terminal(),
+            seen: BTreeSet::new(),
+            waiting: BTreeSet::new(),
+            usage: Default::default(),
+        }
+    }
+}
+
+impl JsonEvents {
+    /// Writes one event.
+    pub fn emit(&self, event: Value) {
+        self.write_line(event.to_string());
+    }
+
+    /// Writes one line of JSON, at once. At a terminal, what JSON leaves
+    /// as it is but a terminal would act on (C1 controls, direction
+    /// overrides) shows as escapes, as everywhere toolcell prints.
+    fn write_line(&self, mut line: String) {
         let mut out = std::io::stdout().lock();
-        let _ = if out.is_terminal() {
+        let _ = if self.terminal {
             writeln!(out, "{}", crate::util::text::for_terminal(&line))
         } else {
-            writeln!(out, "{line}")
+            line.push('\n');
+            out.write_all(line.as_bytes())
         };
         let _ = out.flush();
     }
@@ -66,11 +85,17 @@ fn arguments(call: &ToolCall) -> Value {
 
 impl AgentView for JsonEvents {
     fn stream(&mut self, event: StreamEvent<'_>) {
-        let (kind, text) = match event {
-            StreamEvent::Content(text) => ("text", text),
-            StreamEvent::Thinking(text) => ("thinking", text),
+        // The most frequent event, written without building a JSON tree.
+        let (start, text) = match event {
+            StreamEvent::Content(text) => (r#"{"type":"text","text":"#, text),
+            StreamEvent::Thinking(text) => (r#"{"type":"thinking","text":"#, text),
         };
-        self.emit(json!({"type": kind, "text": text}));
+        let mut line = Vec::with_capacity(start.len() + text.len() + 8);
+        line.extend_from_slice(start.as_bytes());
+        let _ = serde_json::to_writer(&mut line, text);
+        line.push(b'}');
+        // serde_json writes UTF-8.
+        self.write_line(String::from_utf8(line).unwrap_or_default());
     }
 
     fn turn_end(&mut self, usage: Option<Usage>) {
