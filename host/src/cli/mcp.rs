@@ -80,15 +80,7 @@ pub fn run(config: &super::Chosen, args: McpArgs) -> Result<i32> {
         // end the session cleanly, so the runtime finishes writing the
         // records of answered calls before the process exits.
         let session = service.cancellation_token();
-        let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
-        let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
-        tokio::spawn(async move {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-            }
-            session.cancel();
-        });
+        on_stop_signal(move || session.cancel())?;
         service
             .waiting()
             .await
@@ -124,6 +116,13 @@ async fn serve_http(
         ))?;
     }
     let stop = options.stop.clone();
+    on_stop_signal(move || stop.cancel())?;
+    http::serve(server, listener, bound, options).await
+}
+
+/// Runs `stop` at the first SIGTERM (a client stopping its server) or
+/// SIGINT (Ctrl-C).
+fn on_stop_signal(stop: impl FnOnce() + Send + 'static) -> Result<()> {
     let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
     let mut int = signal(SignalKind::interrupt()).context("cannot watch SIGINT")?;
     tokio::spawn(async move {
@@ -131,9 +130,9 @@ async fn serve_http(
             _ = term.recv() => {}
             _ = int.recv() => {}
         }
-        stop.cancel();
+        stop();
     });
-    http::serve(server, listener, bound, options).await
+    Ok(())
 }
 
 /// How long a SIGTERM or SIGINT waits for the session to end by itself.

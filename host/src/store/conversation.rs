@@ -6,10 +6,36 @@
 //! (carried, not said again), so it reads, exports and continues on its
 //! own, and keeps doing so when the earlier run is no longer kept.
 
-use super::{RunId, Store};
+use super::{RunDetail, RunId, Store};
 use crate::llm::{Message, Role};
 use anyhow::{Result, bail};
 use rusqlite::params;
+
+/// Why `run`'s conversation cannot go on in a new run, with the fix; `None`
+/// when it can. The one rule for `chat --resume` and the page's Continue.
+pub fn why_it_cannot_go_on(run: &RunDetail) -> Option<String> {
+    let id = run.summary.id;
+    let status = run.summary.status.as_str();
+    if matches!(status, "running" | "waiting") {
+        return Some(format!(
+            "run {id} is still {status}: its conversation goes on there\n  fix: wait for it to end (or stop it), then continue it"
+        ));
+    }
+    if run.messages.iter().all(|m| m.role == Role::System) {
+        return Some(format!(
+            "run {id} has no conversation to continue (a {} run that asked no model)\n  fix: start a new chat with `toolcell chat TASK`",
+            run.summary.kind
+        ));
+    }
+    let prompts = run
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::System)
+        .count();
+    (prompts > 1).then(|| format!(
+        "run {id} holds {prompts} conversations (one per agent() of its workflow), so there is no one conversation to continue\n  fix: start a new chat, and paste what it needs of `toolcell runs show {id}`"
+    ))
+}
 
 impl Store {
     /// The conversation of `run` as recorded, system prompt included, to go
@@ -21,27 +47,8 @@ impl Store {
         let Some(detail) = self.run(run)? else {
             bail!("there is no run {run}\n  fix: `toolcell runs` lists the recorded runs");
         };
-        let status = detail.summary.status.as_str();
-        if matches!(status, "running" | "waiting") {
-            bail!(
-                "run {run} is still {status}: its conversation goes on there\n  fix: wait for it to end (or stop it), then continue it"
-            );
-        }
-        let prompts = detail
-            .messages
-            .iter()
-            .filter(|m| m.role == Role::System)
-            .count();
-        if detail.messages.iter().all(|m| m.role == Role::System) {
-            bail!(
-                "run {run} has no conversation to continue (a {} run that asked no model)\n  fix: start a new chat with `toolcell chat TASK`",
-                detail.summary.kind
-            );
-        }
-        if prompts > 1 {
-            bail!(
-                "run {run} holds {prompts} conversations (one per agent() of its workflow), so there is no one conversation to continue\n  fix: start a new chat, and paste what it needs of `toolcell runs show {run}`"
-            );
+        if let Some(why) = why_it_cannot_go_on(&detail) {
+            bail!("{why}");
         }
         Ok(detail.messages)
     }

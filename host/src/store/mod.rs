@@ -8,7 +8,7 @@
 //! crash, a kill): they are marked `interrupted` and never replayed.
 
 pub mod approvals;
-mod conversation;
+pub mod conversation;
 mod deferred;
 mod models;
 mod orphans;

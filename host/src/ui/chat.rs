@@ -7,8 +7,8 @@
 
 use super::Ui;
 use super::html::{escape, page};
-use crate::llm::Role;
 use crate::store::RunDetail;
+use crate::store::conversation::why_it_cannot_go_on;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -123,17 +123,10 @@ pub async fn form(State(ui): State<Arc<Ui>>) -> Response {
     page("Chat", "Chat", None, &body).into_response()
 }
 
-/// Whether the page offers to go on with `run`'s conversation: what
-/// `toolcell chat --resume` takes (an ended run with one conversation).
+/// Whether the page offers to go on with `run`'s conversation: when
+/// `toolcell chat --resume` would take it.
 pub fn can_continue(run: &RunDetail) -> bool {
-    let prompts = run
-        .messages
-        .iter()
-        .filter(|m| m.role == Role::System)
-        .count();
-    !matches!(run.summary.status.as_str(), "running" | "waiting")
-        && prompts == 1
-        && run.messages.len() > 1
+    why_it_cannot_go_on(run).is_none()
 }
 
 /// The box to go on with run `run`'s conversation: a new run that
