@@ -1,4 +1,5 @@
-//! Latency of reading a 4 KB file through MCP stdio (see BENCHMARKS.md).
+//! Latency of reading a 4 KB file through MCP, over stdio and over
+//! Streamable HTTP (see BENCHMARKS.md).
 //!
 //! `cargo bench -p toolcell --bench mcp`
 //!
@@ -8,6 +9,10 @@
 //! 1. `toolcell mcp --approve read_file` (the release binary), tool
 //!    `read_file`: every call validated, checked against the policy, run in a
 //!    fresh sandbox and recorded as a run in the workspace's SQLite store;
+//!    The same server over Streamable HTTP (`--http 127.0.0.1:0`, with
+//!    its bearer token), through a client as an SDK's: one keep-alive
+//!    connection, each call a POST whose answer is read to its end
+//!    (`support/mcp_http.rs`);
 //! 2. the reference Node server `@modelcontextprotocol/server-filesystem`
 //!    (installed and cached by `tests/support/mcp-peers.sh`), tool
 //!    `read_text_file`, a plain `fs.readFile` in the server's process.
@@ -41,6 +46,8 @@
 //! alternating rounds of [`CALLS`] calls each, and each percentile is the
 //! median of the rounds' (with the range of the p50s).
 
+#[path = "support/mcp_http.rs"]
+mod mcp_http;
 #[path = "../../tests/support/mcp_peers.rs"]
 mod mcp_peers;
 #[path = "../../tests/support/setup_script.rs"]
@@ -106,6 +113,19 @@ fn main() {
     let toolcell_call = call_line("read_file", json!({"path": "file.txt"}));
     toolcell.warm_up(&toolcell_call);
 
+    // 1b. The same server over Streamable HTTP.
+    let mut toolcell_http = mcp_http::HttpClient::start(
+        Command::new(env!("CARGO_BIN_EXE_toolcell"))
+            .args(["mcp", "--http", "127.0.0.1:0", "--approve", "read_file"])
+            .current_dir(&workspace)
+            .env("TOOLCELL_CACHE_DIR", &cache)
+            .env("TOOLCELL_DATA_DIR", &data),
+        PROTOCOL,
+    );
+    for _ in 0..WARMUP {
+        toolcell_http.timed_call(&toolcell_call, check);
+    }
+
     // 2. The reference server.
     let script = mcp_peers::node_modules()
         .join("@modelcontextprotocol/server-filesystem/dist/index.js")
@@ -125,11 +145,21 @@ fn main() {
     reference.warm_up(&reference_call);
 
     let mut toolcell_rounds = Vec::new();
+    let mut http_rounds = Vec::new();
     let mut reference_rounds = Vec::new();
     for _ in 0..ROUNDS {
         toolcell_rounds.push(Stats::of(toolcell.calls(&toolcell_call)));
+        http_rounds.push(Stats::of(
+            (0..CALLS)
+                .map(|_| toolcell_http.timed_call(&toolcell_call, check))
+                .collect(),
+        ));
         reference_rounds.push(Stats::of(reference.calls(&reference_call)));
     }
+    let http_body_bytes = toolcell_http.last_body.len();
+    let http_pings = toolcell_http.pings(WARMUP, CALLS);
+    let http_floor = toolcell_http.http_floor(WARMUP, CALLS);
+    drop(toolcell_http);
     let toolcell_server_side = std::mem::take(&mut toolcell.server_side);
     assert_eq!(
         toolcell_server_side.len(),
@@ -155,9 +185,14 @@ fn main() {
         "case (µs)", "p50", "p90", "p99", "max"
     );
     let toolcell_stats = Stats::median_of(&toolcell_rounds);
+    let http_stats = Stats::median_of(&http_rounds);
     let reference_stats = Stats::median_of(&reference_rounds);
     for (label, stats) in [
         ("toolcell mcp, tools/call read_file", &toolcell_stats),
+        (
+            &format!("toolcell mcp --http, the same ({http_body_bytes} B body)"),
+            &http_stats,
+        ),
         (
             "server-filesystem (Node), tools/call read_text_file",
             &reference_stats,
@@ -169,6 +204,11 @@ fn main() {
         (
             "toolcell mcp, ping (transport + rmcp floor)",
             &Stats::of(toolcell_pings),
+        ),
+        ("toolcell mcp --http, ping", &Stats::of(http_pings)),
+        (
+            "toolcell mcp --http, a 404 (the floor of any HTTP request)",
+            &Stats::of(http_floor),
         ),
         ("server-filesystem, ping", &Stats::of(reference_pings)),
         (
@@ -206,8 +246,9 @@ fn main() {
         format!("{low:.1}–{high:.1}")
     };
     println!(
-        "\np50 over the {ROUNDS} rounds: toolcell {} µs, server-filesystem {} µs",
+        "\np50 over the {ROUNDS} rounds: toolcell {} µs, toolcell --http {} µs, server-filesystem {} µs",
         p50_range(&toolcell_rounds),
+        p50_range(&http_rounds),
         p50_range(&reference_rounds)
     );
     println!(
@@ -219,6 +260,11 @@ fn main() {
         "ratio toolcell / server-filesystem: p50 {:.2}x, p99 {:.2}x",
         ratio(toolcell_stats.p50, reference_stats.p50),
         ratio(toolcell_stats.p99, reference_stats.p99)
+    );
+    println!(
+        "ratio toolcell over HTTP / over stdio: p50 {:.2}x, p99 {:.2}x",
+        ratio(http_stats.p50, toolcell_stats.p50),
+        ratio(http_stats.p99, toolcell_stats.p99)
     );
 }
 

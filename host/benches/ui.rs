@@ -48,7 +48,7 @@ fn main() {
         .unwrap();
     let (base, token) = url.split_once("/?token=").unwrap();
     let address = base.trim_start_matches("http://").to_string();
-    let cookie = format!("toolcell_token={token}");
+    let cookie = session_cookie(&address, token);
 
     let (page, bytes) = timed(REQUESTS, || get(&address, "/runs/1", &cookie));
     let (css, _) = timed(REQUESTS, || get(&address, "/static/app.css", &cookie));
@@ -168,6 +168,25 @@ fn record_run(root: &Path) {
             None,
         )
         .unwrap();
+}
+
+/// The cookie the page sets when its printed address is opened (its name
+/// and value are the page's own, not the token).
+fn session_cookie(address: &str, token: &str) -> String {
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    write!(
+        stream,
+        "GET /?token={token} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer
+        .lines()
+        .find_map(|line| line.strip_prefix("set-cookie: "))
+        .and_then(|cookie| cookie.split(';').next())
+        .unwrap_or_else(|| panic!("no cookie in {answer}"))
+        .to_string()
 }
 
 /// One GET with the cookie, read to its end: the body's length.

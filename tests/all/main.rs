@@ -44,6 +44,7 @@ mod manual;
 mod mcp;
 mod mcp_client;
 mod mcp_http;
+mod mcp_http_client;
 mod model_fit;
 mod outside_cells;
 mod policy;

@@ -13,7 +13,7 @@ use std::time::Duration;
 const ANSWER_LIMIT: Duration = Duration::from_secs(30);
 
 /// A `toolcell mcp` session.
-struct Session {
+pub struct Session {
     child: Child,
     /// The client's end of the server's input; `None` once closed.
     stdin: Option<ChildStdin>,
@@ -38,7 +38,7 @@ impl Drop for Session {
 const EXIT_LIMIT: Duration = Duration::from_secs(10);
 
 impl Session {
-    fn start(ws: &Workspace, args: &[&str]) -> Self {
+    pub fn start(ws: &Workspace, args: &[&str]) -> Self {
         Self::start_with(ws, args, json!({}))
     }
 
@@ -142,12 +142,12 @@ impl Session {
         }
     }
 
-    fn call(&mut self, name: &str, arguments: Value) -> Value {
+    pub fn call(&mut self, name: &str, arguments: Value) -> Value {
         self.request("tools/call", json!({"name": name, "arguments": arguments}))
     }
 }
 
-fn text(result: &Value) -> String {
+pub fn text(result: &Value) -> String {
     result["content"][0]["text"].as_str().unwrap().to_string()
 }
 

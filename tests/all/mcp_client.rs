@@ -61,6 +61,46 @@ fn run_within(ws: &Workspace, args: &[&str], limit: Duration) -> Run {
     }
 }
 
+/// A workflow calling the corners of `server-everything` (as `ev`), with
+/// a call timeout of 2 s: what it returns is checked by
+/// [`assert_everything_corners`].
+pub const EVERYTHING_CORNERS: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/fixtures/mcp/everything-corners.rhai"
+));
+
+/// What [`EVERYTHING_CORNERS`] returns, whichever way the server is
+/// reached: results as the model sees them, the slow call stopped at its
+/// timeout, the server usable again after it, bad arguments refused.
+pub fn assert_everything_corners(out: &Value) {
+    assert_eq!(out["sum"], "The sum of 2 and 3 is 5.");
+    let image = out["image"].as_str().unwrap();
+    assert!(
+        image.contains("[image image/png,") && image.contains("not shown]"),
+        "{image}"
+    );
+    assert!(image.len() < 500, "the base64 is not inlined: {image}");
+    assert!(
+        out["structured"]["temperature"].is_number(),
+        "structured content is kept as JSON: {out}"
+    );
+    let slow = out["slow"].as_str().unwrap();
+    assert!(
+        slow.starts_with("timeout: `ev__trigger-long-running-operation` timed out after 2.0 s"),
+        "{slow}"
+    );
+    let slow_ms = out["slow_ms"].as_i64().unwrap();
+    assert!(
+        (2000..10_000).contains(&slow_ms),
+        "stopped at its timeout: {slow_ms} ms"
+    );
+    assert_eq!(
+        out["after"], "Echo: back",
+        "started again after the timeout"
+    );
+    assert_eq!(out["bad"], "invalid-args");
+}
+
 #[test]
 fn the_filesystem_server_lends_its_tools_and_the_agent_reads_through_it_with_approval() {
     let fs = peer("server-filesystem");
@@ -216,22 +256,7 @@ fn the_everything_server_covers_results_errors_slow_tools_and_a_scrubbed_environ
         ),
     );
     ws.env("TOOLCELL_TEST_SECRET", "s3cret");
-    ws.write(
-        "corners.rhai",
-        r#"
-let out = #{};
-out.sum = tool("ev__get-sum", #{a: 2, b: 3});
-out.image = tool("ev__get-tiny-image", #{});
-out.structured = tool("ev__get-structured-content", #{location: "New York"});
-out.env = tool("ev__get-env", #{});
-let started = now_ms();
-try { tool("ev__trigger-long-running-operation", #{duration: 30, steps: 3}); } catch (e) { out.slow = `${e.kind}: ${e.message}`; }
-out.slow_ms = now_ms() - started;
-out.after = tool("ev__echo", #{message: "back"});
-try { tool("ev__get-resource-reference", #{resourceType: "Nope", resourceId: 1}); } catch (e) { out.bad = e.kind; }
-out
-"#,
-    );
+    ws.write("corners.rhai", EVERYTHING_CORNERS);
     let run = run_within(
         &ws,
         &["run", "corners.rhai", "--json"],
@@ -239,33 +264,11 @@ out
     );
     assert_eq!(run.code, 0, "{run:?}");
     let out = &run.json()["result"];
-    assert_eq!(out["sum"], "The sum of 2 and 3 is 5.");
-    let image = out["image"].as_str().unwrap();
-    assert!(
-        image.contains("[image image/png,") && image.contains("not shown]"),
-        "{image}"
-    );
-    assert!(image.len() < 500, "the base64 is not inlined: {image}");
-    assert!(
-        out["structured"]["temperature"].is_number(),
-        "structured content is kept as JSON: {out}"
-    );
+    assert_everything_corners(out);
     let env = out["env"].as_str().unwrap();
     assert!(env.contains("\"GREETING\": \"hello\""), "{env}");
     assert!(env.contains("\"PATH\""), "{env}");
     assert!(!env.contains("TOOLCELL_TEST_SECRET"), "scrubbed: {env}");
-    let slow = out["slow"].as_str().unwrap();
-    assert!(
-        slow.starts_with("timeout: `ev__trigger-long-running-operation` timed out after 2.0 s"),
-        "{slow}"
-    );
-    let slow_ms = out["slow_ms"].as_i64().unwrap();
-    assert!(
-        (2000..10_000).contains(&slow_ms),
-        "stopped at its timeout: {slow_ms} ms"
-    );
-    assert_eq!(out["after"], "Echo: back", "restarted after the timeout");
-    assert_eq!(out["bad"], "invalid-args");
 }
 
 #[test]

@@ -10,10 +10,10 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Stdio};
 
 /// `toolcell mcp --http 127.0.0.1:0`, stopped when dropped.
-struct Server {
+pub struct Server {
     child: Child,
     /// `http://127.0.0.1:PORT/mcp`
-    url: String,
+    pub url: String,
     /// The token it printed, if it made one.
     token: Option<String>,
 }
@@ -26,7 +26,7 @@ impl Drop for Server {
 }
 
 impl Server {
-    fn start(ws: &Workspace, token_env: Option<&str>) -> Self {
+    pub fn start(ws: &Workspace, token_env: Option<&str>) -> Self {
         let mut command = ws.command(&["mcp", "--http", "127.0.0.1:0"]);
         if let Some(token) = token_env {
             command.env("TOOLCELL_MCP_TOKEN", token);

@@ -6,6 +6,7 @@
 use super::dispatch::Dispatcher;
 use crate::approval::{ApprovalRequest, Approver, Decision};
 use crate::call::error::CallError;
+use crate::config::mcp_server::REACHED_OVER_HTTP;
 use crate::effect::changes::Touch;
 use crate::policy::PolicyChange;
 use crate::policy::rules::RuleDecision;
@@ -285,12 +286,19 @@ impl Dispatcher {
             .find(|s| s.name == external.server);
         let command = server.map(|s| s.command_line()).unwrap_or_default();
         let line = crate::util::text::for_terminal_line;
-        let how = match server
-            .and_then(|s| s.confinement(&self.config().roots, &self.config().files.policy))
-        {
-            Some(confinement) => format!("a program outside the cells, {}", confinement.describe()),
-            None => "not sandboxed (sandbox = \"none\"): a program with your rights, not in a cell"
-                .into(),
+        let how = match server {
+            Some(server) if !server.is_started() => REACHED_OVER_HTTP.to_string(),
+            _ => match server
+                .and_then(|s| s.confinement(&self.config().roots, &self.config().files.policy))
+            {
+                Some(confinement) => {
+                    format!("a program outside the cells, {}", confinement.describe())
+                }
+                None => {
+                    "not sandboxed (sandbox = \"none\"): a program with your rights, not in a cell"
+                        .into()
+                }
+            },
         };
         format!(
             "`{}` runs in the MCP server `{}` ({}), {how}",

@@ -211,9 +211,14 @@ pub fn main() -> i32 {
     }
 }
 
+/// What is logged unless `TOOLCELL_LOG` says otherwise: warnings, but not
+/// the MCP SDK's own, since every failure of a server it reports reaches
+/// the user through toolcell's message about it (with a fix) already.
+const DEFAULT_LOG: &str = "warn,rmcp=off";
+
 fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_env(LOG_ENV)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(|| SafeStderr)

@@ -10,6 +10,7 @@ use crate::call::error::ErrorKind;
 use crate::call::runner::{Failure, ToolRunner};
 use crate::call::view::CallStatus;
 use crate::config::WorkspaceConfig;
+use crate::config::mcp_server::REACHED_OVER_HTTP;
 use crate::install::download::{self, PinnedUrl};
 use crate::install::scaffold::{self, Lang};
 use crate::install::{self, ToolFiles};
@@ -528,6 +529,9 @@ fn containment(config: &WorkspaceConfig, entry: &ToolEntry, grant: &ToolGrant) -
                 .mcp_servers
                 .iter()
                 .find(|s| s.name == external.server)?;
+            if !server.is_started() {
+                return Some(REACHED_OVER_HTTP.into());
+            }
             server.confinement(&config.roots, &config.files.policy)
         }
         Backend::Component(_) if !grant.process.is_empty() => grant.confinement(),

@@ -87,7 +87,7 @@ async fn send(
         Ok(Err(e)) => {
             return Err(LlmError::Connect {
                 url: url.to_string(),
-                message: error_chain(&e),
+                message: crate::util::text::error_chain(&e),
             });
         }
         Ok(Ok(response)) => response,
@@ -171,17 +171,6 @@ pub fn error_message(body: &[u8]) -> String {
     } else {
         crate::util::text::shorten(text, 500)
     }
-}
-
-fn error_chain(e: &dyn std::error::Error) -> String {
-    let mut message = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        message.push_str(": ");
-        message.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    message
 }
 
 /// Accumulates one turn from a response body, whatever its wire format.

@@ -1,6 +1,7 @@
-//! One external MCP server: its process (started confined, in its own
-//! process group, stopped with its group) and its session, started again
-//! after a failure on the next call.
+//! One external MCP server: its session, and the process toolcell started
+//! for it (confined, in its own process group, stopped with its group) or
+//! the URL it is reached at over Streamable HTTP ([`super::http`]); started
+//! again after a failure on the next call.
 
 use super::result::{McpCallError, result_value};
 use super::stdio::{Diagnostics, filter_stdout, keep_stderr};
@@ -26,25 +27,42 @@ const EXIT_WAIT: Duration = Duration::from_secs(2);
 
 /// The client side of a session: says who we are; asks nothing of the
 /// server's requests (sampling, roots, elicitation are not offered).
-fn client_config() -> ClientConfig {
+pub(super) fn client_config() -> ClientConfig {
     ClientConfig::new(
         ClientCapabilities::default(),
         Implementation::new("toolcell", env!("CARGO_PKG_VERSION")),
     )
 }
 
-/// A started server process with its session.
-struct Live {
+/// A session with a server.
+pub(super) struct Live {
     session: RunningService<RoleClient, ClientConfig>,
+    /// The process toolcell started for it; `None` for a server reached
+    /// at a URL.
+    process: Option<Process>,
+    /// What the process printed (nothing for a server reached at a URL).
+    diagnostics: Arc<Mutex<Diagnostics>>,
+}
+
+/// A server process toolcell started.
+struct Process {
     /// Its process group (the server and anything it started, such as the
     /// Node process under `npx`).
     group: i32,
-    diagnostics: Arc<Mutex<Diagnostics>>,
     /// Its confinement's private temporary folder lives as long as it runs.
     _confined: Option<Prepared>,
 }
 
 impl Live {
+    /// A session with a server reached at a URL.
+    pub(super) fn remote(session: RunningService<RoleClient, ClientConfig>) -> Self {
+        Self {
+            session,
+            process: None,
+            diagnostics: Arc::default(),
+        }
+    }
+
     fn peer(&self) -> Peer<RoleClient> {
         self.session.peer().clone()
     }
@@ -76,9 +94,18 @@ impl Live {
                 .is_some()
     }
 
-    /// Ends the server: its whole process group, at once.
+    /// Ends the session: the server's whole process group, at once, or
+    /// the HTTP session (its transport then tells the server).
     fn kill(&self) {
-        child::end_group(self.group, libc::SIGKILL);
+        self.end(libc::SIGKILL);
+    }
+
+    /// Ends the session, signalling a started server's group with `signal`.
+    fn end(&self, signal: i32) {
+        match &self.process {
+            Some(process) => child::end_group(process.group, signal),
+            None => self.session.cancellation_token().cancel(),
+        }
     }
 
     /// Waits (at most [`EXIT_WAIT`]) for the exit watcher to see the
@@ -231,6 +258,13 @@ impl Connection {
                 self.discard(&live).await;
                 let what = if gone {
                     format!("exited during the call{}", live.death())
+                } else if let rmcp::ServiceError::TransportSend(sent) = &e
+                    && live.process.is_none()
+                {
+                    format!(
+                        "broke off the call ({})",
+                        super::http::transport_failure(sent.error.as_ref())
+                    )
                 } else {
                     format!("broke off the call ({e}){}", live.diagnostics())
                 };
@@ -244,8 +278,13 @@ impl Connection {
                 Err(McpCallError::Timeout {
                     after: timeout,
                     details: format!(
-                        "the MCP server `{}` did not answer, so it was stopped{}; it starts again on the next call (the limit is `timeout` under its [[mcp_server]] in toolcell.toml, or `timeout_ms` under [tools.\"{}\"])",
+                        "the MCP server `{}` did not answer, so {}{}; it starts again on the next call (the limit is `timeout` under its [[mcp_server]] in toolcell.toml, or `timeout_ms` under [tools.\"{}\"])",
                         self.config.name,
+                        if live.process.is_some() {
+                            "it was stopped"
+                        } else {
+                            "its session was ended"
+                        },
                         live.diagnostics(),
                         crate::util::names::function_name(&self.config.name, tool)
                     ),
@@ -290,12 +329,21 @@ impl Connection {
         if let Ok(slot) = self.live.try_lock()
             && let Some(live) = slot.as_ref()
         {
-            child::end_group(live.group, libc::SIGTERM);
+            live.end(libc::SIGTERM);
+        }
+    }
+
+    /// Starts the session by `deadline`: the server's process, or a
+    /// connection to its URL.
+    async fn spawn(&self, deadline: Instant) -> Result<Live> {
+        match &self.config.remote {
+            Some(remote) => super::http::connect(&self.config, remote, deadline).await,
+            None => self.start_process(deadline).await,
         }
     }
 
     /// Starts the process and initializes the session by `deadline`.
-    async fn spawn(&self, deadline: Instant) -> Result<Live> {
+    async fn start_process(&self, deadline: Instant) -> Result<Live> {
         let config = &self.config;
         let program = self.program()?;
         let confined = self.prepare(&program)?;
@@ -359,9 +407,11 @@ impl Connection {
         match tokio::time::timeout_at(deadline, client_config().serve((from_filter, stdin))).await {
             Ok(Ok(session)) => Ok(Live {
                 session,
-                group,
+                process: Some(Process {
+                    group,
+                    _confined: confined,
+                }),
                 diagnostics,
-                _confined: confined,
             }),
             Ok(Err(e)) => {
                 // Give the exit watcher a moment to record how it ended.

@@ -8,7 +8,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 /// The largest message accepted from a server: the SDK's own limit. A
 /// longer line is dropped (and reported) instead of filling memory.
-const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+pub(super) const MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// Lines of a server's stderr kept for error messages.
 const STDERR_TAIL_LINES: usize = 12;
 /// Characters kept of one stray line, for error messages.

@@ -85,6 +85,10 @@ pub async fn serve(
     let port = bound.port();
     let mut config = StreamableHttpServerConfig::default()
         .with_cancellation_token(options.stop.child_token())
+        // No priming event before each answer: it lets a client resume a
+        // stream it lost, which a call's short answer stream does not need,
+        // and costs every request an event, a write and a wakeup.
+        .with_sse_retry(None)
         // A page on this machine may call only from the address served.
         .with_allowed_origins([
             format!("http://127.0.0.1:{port}"),
@@ -97,7 +101,16 @@ pub async fn serve(
     };
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
+        Arc::new({
+            let mut sessions = LocalSessionManager::default();
+            // As above, for the answer streams the sessions open; and
+            // with nothing to resume, an answer is not kept after it is
+            // sent (a minute by default: at hundreds of calls a second,
+            // a heap of copies of results no one will ask for again).
+            sessions.session_config.sse_retry = None;
+            sessions.session_config.completed_cache_ttl = std::time::Duration::ZERO;
+            sessions
+        }),
         config,
     );
     let token = Arc::new(options.token);
@@ -105,7 +118,7 @@ pub async fn serve(
         .nest_service(PATH, service)
         .layer(axum::middleware::from_fn_with_state(token, bearer));
     let stop = options.stop.clone();
-    axum::serve(listener, app)
+    axum::serve(crate::util::listener::sending_at_once(listener), app)
         .with_graceful_shutdown(async move { stop.cancelled().await })
         .await
         .context("the MCP HTTP server failed")

@@ -144,7 +144,7 @@ pub async fn serve(
     stop: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
     let stopping = ui.stopping.clone();
-    axum::serve(listener, router(ui))
+    axum::serve(crate::util::listener::sending_at_once(listener), router(ui))
         .with_graceful_shutdown(async move {
             stop.await;
             // Open pages' live events would keep the server waiting.

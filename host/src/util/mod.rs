@@ -14,13 +14,15 @@
 //! - [`json_text`]: JSON checked once and kept as text;
 //! - [`problem`]: what is wrong in a TOML file, said the same way for the
 //!   manifest and the config;
-//! - [`secret`]: random tokens, compared in constant time.
+//! - [`secret`]: random tokens, compared in constant time;
+//! - [`listener`]: the HTTP servers' sockets, sending without delay.
 
 pub mod child;
 pub mod folder;
 pub mod glob;
 pub mod heap;
 pub mod json_text;
+pub mod listener;
 pub mod locations;
 pub mod names;
 pub mod openat;

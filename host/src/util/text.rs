@@ -118,6 +118,22 @@ pub fn human_duration(d: Duration) -> String {
     }
 }
 
+/// An error with its causes, `error: cause: cause`, each said once (an
+/// error that already quotes its cause is not followed by it again).
+pub fn error_chain(e: &dyn std::error::Error) -> String {
+    let mut message = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !message.contains(&cause_text) {
+            message.push_str(": ");
+            message.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    message
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
