@@ -11,7 +11,7 @@
 //!    fresh sandbox and recorded as a run in the workspace's SQLite store;
 //!    The same server over Streamable HTTP (`--http 127.0.0.1:0`, with
 //!    its bearer token), through a client as an SDK's: one keep-alive
-//!    connection, each call a POST whose answer is read to its end
+//!    connection, each call a POST whose answer is read until it has come
 //!    (`support/mcp_http.rs`);
 //! 2. the reference Node server `@modelcontextprotocol/server-filesystem`
 //!    (installed and cached by `tests/support/mcp-peers.sh`), tool

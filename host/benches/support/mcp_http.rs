@@ -1,7 +1,8 @@
 //! A client of `toolcell mcp --http`, as an MCP SDK's HTTP client works:
 //! one keep-alive connection (reqwest), a session opened with `initialize`,
 //! each request a POST whose answer comes as JSON or as a short event
-//! stream, read to its end. Strictly sequential calls.
+//! stream, done when the answer has come (the stream's end is read after
+//! the clock stops). Strictly sequential calls.
 
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
@@ -99,11 +100,13 @@ impl HttpClient {
         body
     }
 
-    /// The answer to `id` in `body`: the JSON itself, or the event whose
-    /// data is it.
-    fn answer(body: &str, id: u64) -> Value {
+    /// The answer to `id` in `body` once it is there: the JSON itself, or
+    /// a whole event (ended by a blank line) whose data is it.
+    fn answer(body: &str, id: u64) -> Option<Value> {
+        let whole_events = body.rfind("\n\n").map_or("", |end| &body[..end]);
         let messages = std::iter::once(body).chain(
-            body.lines()
+            whole_events
+                .lines()
                 .filter_map(|line| line.strip_prefix("data:"))
                 .map(str::trim),
         );
@@ -112,10 +115,10 @@ impl HttpClient {
                 && message["id"] == id
             {
                 assert!(message.get("error").is_none(), "{message}");
-                return message["result"].clone();
+                return Some(message["result"].clone());
             }
         }
-        panic!("no answer to {id} in {body:?}")
+        None
     }
 
     /// The next request's text and id.
@@ -127,10 +130,41 @@ impl HttpClient {
         (message, id)
     }
 
-    /// Sends the request and reads its answer.
+    /// Sends the request and reads until its answer has come, as an SDK's
+    /// client does (it resolves the call on the answer's event); the rest
+    /// of the body (the stream's end) is read afterwards, so the
+    /// connection stays open for the next request, and is not timed.
     fn exchange(&mut self, message: String, id: u64) -> Value {
-        let body = self.post(message);
-        let result = Self::answer(&body, id);
+        let mut request = self
+            .client
+            .post(&self.url)
+            .bearer_auth(TOKEN)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(message);
+        if !self.session.is_empty() {
+            request = request.header("mcp-session-id", &self.session);
+        }
+        let (result, body, response) = self.runtime.block_on(async {
+            let mut response = request.send().await.unwrap();
+            assert!(response.status().is_success(), "HTTP {}", response.status());
+            if let Some(session) = response.headers().get("mcp-session-id") {
+                self.session = session.to_str().unwrap().to_string();
+            }
+            let mut body = String::new();
+            loop {
+                let chunk = response
+                    .chunk()
+                    .await
+                    .unwrap()
+                    .unwrap_or_else(|| panic!("the body ended without the answer: {body:?}"));
+                body.push_str(std::str::from_utf8(&chunk).unwrap());
+                if let Some(result) = Self::answer(&body, id) {
+                    return (result, body, response);
+                }
+            }
+        });
+        self.runtime.block_on(response.bytes()).unwrap();
         self.last_body = body;
         result
     }
