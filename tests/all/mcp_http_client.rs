@@ -190,7 +190,9 @@ fn only_a_trusted_config_connects_and_every_request_carries_the_headers_named_by
     assert!(
         untrusted
             .stderr
-            .contains(&format!("the MCP server `far`: http://{address}/mcp")),
+            .contains(&format!(
+                "the MCP server `far`: http://{address}/mcp, sent $FAR_TOKEN as its bearer token, $FAR_KEY as X-Api-Key"
+            )),
         "{untrusted:?}"
     );
     listener.set_nonblocking(true).unwrap();

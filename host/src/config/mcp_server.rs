@@ -36,6 +36,11 @@
 //! approval unless the config says `approval = "auto"` (for the server, or
 //! per tool under `[tools."fs__read_text_file"]`).
 
+mod remote;
+
+use remote::remote_endpoint;
+pub use remote::{RemoteEndpoint, is_loopback};
+
 use crate::config::schedule::parse_duration;
 use crate::config::{Root, RootAccess};
 use crate::contain::{Confinement, NetworkAccess, SandboxSetting};
@@ -96,33 +101,9 @@ impl Default for RawEnv {
     }
 }
 
-/// A server reached at a URL rather than started: what to send it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemoteEndpoint {
-    /// `http://` or `https://`, without credentials in it.
-    pub url: String,
-    /// The variable whose value is sent as `Authorization: Bearer …`.
-    pub bearer_token_env: Option<String>,
-    /// Header name → the variable whose value it carries.
-    pub header_envs: BTreeMap<String, String>,
-}
-
 /// What prompts and listings say of how a server reached at a URL runs.
 pub const REACHED_OVER_HTTP: &str =
     "a server toolcell does not run, reached over HTTP: it gets only what a call sends it";
-
-/// Headers the transport sets itself, which a config may not set.
-const TRANSPORT_HEADERS: &[&str] = &[
-    "accept",
-    "authorization",
-    "content-length",
-    "content-type",
-    "host",
-    "last-event-id",
-    "mcp-protocol-version",
-    "mcp-session-id",
-    "transfer-encoding",
-];
 
 /// One external MCP server, validated.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -413,119 +394,15 @@ impl McpServerConfig {
     }
 }
 
-/// The endpoint of a server given by `url`, checked: one of `command` and
-/// `url`, no key about starting a program beside a `url`, an `http(s)`
-/// URL without credentials in it, and secrets named by variable only.
-fn remote_endpoint(raw: &RawMcpServer, at: &Table) -> Result<Option<RemoteEndpoint>, Problem> {
-    let name = &raw.name;
-    let Some(url) = &raw.url else {
-        for (key, given) in [
-            ("bearer_token_env_var", raw.bearer_token_env_var.is_some()),
-            ("env_http_headers", raw.env_http_headers.is_some()),
-        ] {
-            if given {
-                return Err(at.problem(
-                    Some(key),
-                    format!("mcp_server `{name}`: `{key}` is for a server reached at a `url`"),
-                    format!("remove `{key}`, or give the server's `url` instead of `command`"),
-                ));
-            }
-        }
-        return Ok(None);
-    };
-    let for_programs = [
-        ("command", raw.command.is_some()),
-        ("args", raw.args.is_some()),
-        ("env", raw.env.is_some()),
-        ("cwd", raw.cwd.is_some()),
-        ("fs", raw.fs.is_some()),
-        ("network", raw.network.is_some()),
-        ("read", raw.read.is_some()),
-        ("write", raw.write.is_some()),
-        ("sandbox", raw.sandbox.is_some()),
-    ];
-    if let Some((key, _)) = for_programs.iter().find(|(_, given)| *given) {
-        return Err(at.problem(
-            Some(key),
-            format!(
-                "mcp_server `{name}`: `{key}` is for a server toolcell starts, but this one is reached at its `url`"
-            ),
-            format!("remove `{key}`, or remove `url` to start the server with `command`"),
-        ));
-    }
-    let bad_url = |why: String| {
-        at.problem(
-            Some("url"),
-            format!("mcp_server `{name}`: url {why}"),
-            "write the server's endpoint, such as \"http://127.0.0.1:8931/mcp\"; give a token with `bearer_token_env_var`",
-        )
-    };
-    let parsed = reqwest::Url::parse(url)
-        .map_err(|e| bad_url(format!("`{}` is not a URL ({e})", url.escape_debug())))?;
-    if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-        return Err(bad_url(format!(
-            "`{}` is not an http:// or https:// address",
-            url.escape_debug()
-        )));
-    }
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        return Err(bad_url(
-            "holds a user name or password: a secret does not belong in toolcell.toml".into(),
-        ));
-    }
-    let env_name = |key: &str, variable: &str| {
-        if crate::util::names::is_env_name(variable) {
-            Ok(())
-        } else {
-            Err(at.problem(
-                Some(key),
-                format!(
-                    "mcp_server `{name}`: `{}` is not an environment variable name",
-                    variable.escape_debug()
-                ),
-                format!("`{key}` names the variable that holds the secret, such as \"DOCS_TOKEN\", never the secret itself"),
-            ))
-        }
-    };
-    if let Some(variable) = &raw.bearer_token_env_var {
-        env_name("bearer_token_env_var", variable)?;
-    }
-    let header_envs = raw.env_http_headers.clone().unwrap_or_default();
-    for (header, variable) in &header_envs {
-        let reserved = TRANSPORT_HEADERS.contains(&header.to_ascii_lowercase().as_str());
-        if reserved || http::HeaderName::from_bytes(header.as_bytes()).is_err() {
-            return Err(at.problem(
-                Some("env_http_headers"),
-                format!(
-                    "mcp_server `{name}`: `{}` {}",
-                    header.escape_debug(),
-                    if reserved {
-                        "is a header the transport sets itself"
-                    } else {
-                        "is not an HTTP header name"
-                    }
-                ),
-                "name other headers, such as \"X-Api-Key\"; a bearer token goes in `bearer_token_env_var`",
-            ));
-        }
-        env_name("env_http_headers", variable)?;
-    }
-    Ok(Some(RemoteEndpoint {
-        url: url.clone(),
-        bearer_token_env: raw.bearer_token_env_var.clone(),
-        header_envs,
-    }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn raw(text: &str) -> RawMcpServer {
+    pub(super) fn raw(text: &str) -> RawMcpServer {
         toml::from_str(text).unwrap()
     }
 
-    fn table(text: &str) -> Table<'_> {
+    pub(super) fn table(text: &str) -> Table<'_> {
         Table {
             document: crate::util::problem::Document::Config,
             file: Path::new("t.toml"),
@@ -572,71 +449,6 @@ mod tests {
         assert!(
             err("name = \"fs\"\ncommand = \"x\"\ntimeout = \"1h\"")
                 .contains("use at most \"600s\"")
-        );
-    }
-
-    #[test]
-    fn a_server_at_a_url_takes_its_secrets_from_the_environment_only() {
-        let dir = tempfile::tempdir().unwrap();
-        let load = |text: &str| McpServerConfig::from_raw(raw(text), &table(text), dir.path());
-        let err = |text: &str| load(text).unwrap_err().to_string();
-        let server = load(
-            "name = \"docs\"\nurl = \"https://docs.example/mcp\"\nbearer_token_env_var = \"DOCS_TOKEN\"\nenv_http_headers = { \"X-Api-Key\" = \"DOCS_KEY\" }",
-        )
-        .unwrap();
-        let remote = server.remote.as_ref().unwrap();
-        assert_eq!(remote.bearer_token_env.as_deref(), Some("DOCS_TOKEN"));
-        assert_eq!(remote.header_envs["X-Api-Key"], "DOCS_KEY");
-        assert_eq!(server.command_line(), "https://docs.example/mcp");
-        assert!(
-            server.program_files().is_empty(),
-            "nothing of it to protect"
-        );
-        assert!(!server.is_started());
-
-        assert!(err("name = \"d\"").contains("neither `command` nor `url`"));
-        let both = err("name = \"d\"\ncommand = \"x\"\nurl = \"http://h/mcp\"");
-        assert!(
-            both.contains("t.toml:2:11 at key `mcp_server.command`")
-                && both.contains("`command` is for a server toolcell starts"),
-            "{both}"
-        );
-        for key in [
-            "args = []",
-            "env = {}",
-            "sandbox = \"none\"",
-            "read = []",
-            "fs = \"write\"",
-        ] {
-            let name = key.split(' ').next().unwrap();
-            assert!(
-                err(&format!("name = \"d\"\nurl = \"http://h/mcp\"\n{key}"))
-                    .contains(&format!("`{name}` is for a server toolcell starts")),
-                "{key}"
-            );
-        }
-        assert!(err("name = \"d\"\nurl = \"ftp://h/mcp\"").contains("not an http:// or https://"));
-        assert!(err("name = \"d\"\nurl = \"not a url\"").contains("is not a URL"));
-        assert!(
-            err("name = \"d\"\nurl = \"http://me:pw@h/mcp\"")
-                .contains("a secret does not belong in toolcell.toml")
-        );
-        let literal =
-            err("name = \"d\"\nurl = \"http://h/mcp\"\nbearer_token_env_var = \"sk-123 secret\"");
-        assert!(literal.contains("never the secret itself"), "{literal}");
-        assert!(
-            err(
-                "name = \"d\"\nurl = \"http://h/mcp\"\nenv_http_headers = { Authorization = \"T\" }"
-            )
-            .contains("a header the transport sets itself")
-        );
-        assert!(
-            err("name = \"d\"\nurl = \"http://h/mcp\"\nenv_http_headers = { \"Bad Header\" = \"T\" }")
-                .contains("not an HTTP header name")
-        );
-        assert!(
-            err("name = \"d\"\ncommand = \"x\"\nbearer_token_env_var = \"T\"")
-                .contains("is for a server reached at a `url`")
         );
     }
 }

@@ -77,10 +77,31 @@ impl WorkspaceConfig {
         let line = |text: &str| crate::util::text::for_terminal_line(text).into_owned();
         let mut asks = Vec::new();
         for server in self.mcp_servers.iter_mut().filter(|s| s.enabled) {
+            let sends: Vec<String> = server
+                .remote
+                .iter()
+                .flat_map(|remote| {
+                    let token = remote
+                        .bearer_token_env
+                        .iter()
+                        .map(|variable| format!("${variable} as its bearer token"));
+                    let headers = remote
+                        .header_envs
+                        .iter()
+                        .map(|(header, variable)| format!("${variable} as {header}"));
+                    token.chain(headers).collect::<Vec<_>>()
+                })
+                .collect();
+            let sends = if sends.is_empty() {
+                String::new()
+            } else {
+                format!(", sent {}", sends.join(", "))
+            };
             asks.push(format!(
-                "the MCP server `{}`: {}",
+                "the MCP server `{}`: {}{}",
                 line(&server.name),
-                line(&server.command_line())
+                line(&server.command_line()),
+                line(&sends)
             ));
             server.enabled = false;
         }

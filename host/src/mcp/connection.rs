@@ -254,7 +254,7 @@ impl Connection {
                 self.config.name, error.message, error.code.0
             ))),
             Ok(Err(e)) => {
-                let gone = live.exited_within_wait().await;
+                let gone = live.process.is_some() && live.exited_within_wait().await;
                 self.discard(&live).await;
                 let what = if gone {
                     format!("exited during the call{}", live.death())

@@ -20,7 +20,7 @@ use rmcp::ServiceExt;
 use rmcp::model::{ClientJsonRpcMessage, JsonRpcMessage, ServerJsonRpcMessage};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::transport::common::http_header::{
-    EVENT_STREAM_MIME_TYPE, HEADER_LAST_EVENT_ID, HEADER_SESSION_ID, JSON_MIME_TYPE,
+    EVENT_STREAM_MIME_TYPE, HEADER_SESSION_ID, JSON_MIME_TYPE,
 };
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
@@ -62,23 +62,32 @@ pub(super) async fn connect(
             )
         })
     };
+    let unsendable = |variable: &str| {
+        anyhow!(
+            "the value of `{variable}` cannot be sent as an HTTP header (it is empty, or holds a line break or a control character)\n  fix: correct the variable's value"
+        )
+    };
     let mut config = StreamableHttpClientTransportConfig::with_uri(remote.url.as_str());
+    config.max_sse_event_size = MAX_MESSAGE_BYTES;
+    config.max_json_response_size = MAX_MESSAGE_BYTES;
+    config.max_error_response_size = ERROR_TEXT_BYTES;
     if let Some(variable) = &remote.bearer_token_env {
-        config = config.auth_header(secret(variable, "bearer_token_env_var")?);
+        let token = secret(variable, "bearer_token_env_var")?;
+        if token.trim().is_empty() || HeaderValue::from_str(&format!("Bearer {token}")).is_err() {
+            return Err(unsendable(variable));
+        }
+        config = config.auth_header(token);
     }
     let mut headers = HashMap::new();
     for (header, variable) in &remote.header_envs {
         let value = secret(variable, "env_http_headers")?;
         let name = HeaderName::from_bytes(header.as_bytes())?;
-        let value = HeaderValue::from_str(&value).map_err(|_| {
-            anyhow!(
-                "the value of `{variable}` cannot be sent as an HTTP header (it holds a line break or a control character)\n  fix: correct the variable's value"
-            )
-        })?;
+        let value = HeaderValue::from_str(&value).map_err(|_| unsendable(variable))?;
         headers.insert(name, value);
     }
     config = config.custom_headers(headers);
-    let client = HttpClient::new().map_err(|e| anyhow!(e))?;
+    let url = reqwest::Url::parse(&remote.url)?;
+    let client = HttpClient::new(&url).map_err(|e| anyhow!(e))?;
     let transport = StreamableHttpClientTransport::with_client(client, config);
     let url = crate::util::text::for_terminal_line(&remote.url).into_owned();
     match tokio::time::timeout_at(deadline, client_config().serve(transport)).await {
@@ -106,7 +115,10 @@ fn why_not_started(e: &rmcp::service::ClientInitializeError) -> String {
         rmcp::service::ClientInitializeError::TransportError { error, .. } => {
             transport_failure(error.error.as_ref())
         }
-        other => crate::util::text::error_chain(other),
+        // An answer that is not the one expected is quoted whole.
+        other => {
+            crate::util::text::shorten(&crate::util::text::error_chain(other), ERROR_TEXT_BYTES)
+        }
     }
 }
 
@@ -138,10 +150,17 @@ pub(super) fn transport_failure(e: &(dyn std::error::Error + 'static)) -> String
 pub(super) struct HttpClient(reqwest::Client);
 
 impl HttpClient {
-    pub(super) fn new() -> Result<Self, String> {
-        reqwest::Client::builder()
+    /// A client for a server at `url`: one on this machine is reached
+    /// directly, never through a proxy from the environment (which would
+    /// see its token); another the way the environment says.
+    pub(super) fn new(url: &reqwest::Url) -> Result<Self, String> {
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
-            .redirect(reqwest::redirect::Policy::none())
+            .redirect(reqwest::redirect::Policy::none());
+        if crate::config::mcp_server::is_loopback(url) {
+            builder = builder.no_proxy();
+        }
+        builder
             .build()
             .map(Self)
             .map_err(|e| format!("cannot create the HTTP client: {e}"))
@@ -156,10 +175,15 @@ impl HttpClient {
         token: Option<String>,
         headers: HashMap<HeaderName, HeaderValue>,
     ) -> reqwest::RequestBuilder {
-        let mut request = self
-            .0
-            .request(method, uri)
-            .headers(headers.into_iter().collect());
+        let headers = headers
+            .into_iter()
+            .map(|(name, mut value)| {
+                // Their values are secrets (kept out of debug output).
+                value.set_sensitive(true);
+                (name, value)
+            })
+            .collect();
+        let mut request = self.0.request(method, uri).headers(headers);
         if let Some(token) = token {
             request = request.bearer_auth(token);
         }
@@ -183,16 +207,36 @@ fn media_type(response: &reqwest::Response) -> Option<String> {
     )
 }
 
-/// The body, up to `cap` bytes: `Err` with what was read when it is longer.
-async fn body_within(response: reqwest::Response, cap: usize) -> Result<Vec<u8>, Vec<u8>> {
+/// Why a body was not read whole.
+enum Unread {
+    /// It is longer than the cap: what was read up to it.
+    TooLong(Vec<u8>),
+    /// Reading it failed: what was read before.
+    Failed(Vec<u8>, reqwest::Error),
+}
+
+impl Unread {
+    /// What was read, for an error page's text.
+    fn read(self) -> Vec<u8> {
+        match self {
+            Unread::TooLong(read) | Unread::Failed(read, _) => read,
+        }
+    }
+}
+
+/// The body, up to `cap` bytes.
+async fn body_within(response: reqwest::Response, cap: usize) -> Result<Vec<u8>, Unread> {
     let mut body = Vec::new();
     let mut chunks = response.bytes_stream();
     while let Some(chunk) = chunks.next().await {
-        let Ok(chunk) = chunk else { break };
+        let chunk = match chunk {
+            Ok(chunk) => chunk,
+            Err(e) => return Err(Unread::Failed(body, e)),
+        };
         let room = cap - body.len();
         if chunk.len() > room {
             body.extend_from_slice(&chunk[..room]);
-            return Err(body);
+            return Err(Unread::TooLong(body));
         }
         body.extend_from_slice(&chunk);
     }
@@ -211,7 +255,7 @@ async fn status_failure(response: reqwest::Response, token_sent: bool) -> Failur
     };
     let body = body_within(response, ERROR_TEXT_BYTES)
         .await
-        .unwrap_or_else(|cut| cut);
+        .unwrap_or_else(Unread::read);
     let text = String::from_utf8_lossy(&body);
     let said = match text.trim() {
         "" => String::new(),
@@ -227,6 +271,8 @@ fn event_stream(response: reqwest::Response, cap: usize) -> Events {
     let bounded = response
         .bytes_stream()
         .map(move |chunk| {
+            // Nothing more is read once the stream failed (an empty list
+            // ends it below).
             if failed {
                 return Vec::new();
             }
@@ -265,6 +311,7 @@ fn event_stream(response: reqwest::Response, cap: usize) -> Events {
             }
             vec![Ok(chunk)]
         })
+        .take_while(|items| std::future::ready(!items.is_empty()))
         .flat_map(futures_util::stream::iter);
     sse_stream::SseStream::from_bytes_stream(bounded).boxed()
 }
@@ -351,7 +398,7 @@ impl StreamableHttpClient for HttpClient {
             if is_json && !matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN) {
                 let body = body_within(response, limits.max_json_response_size)
                     .await
-                    .unwrap_or_else(|cut| cut);
+                    .unwrap_or_else(Unread::read);
                 return match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
                     Ok(error @ JsonRpcMessage::Error(_)) => {
                         Ok(StreamableHttpPostResponse::Json(error, session))
@@ -373,8 +420,12 @@ impl StreamableHttpClient for HttpClient {
             )),
             Some(JSON_MIME_TYPE) => {
                 let cap = limits.max_json_response_size;
-                let Ok(body) = body_within(response, cap).await else {
-                    return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: cap });
+                let body = match body_within(response, cap).await {
+                    Ok(body) => body,
+                    Err(Unread::TooLong(_)) => {
+                        return Err(StreamableHttpError::ResponseBodyTooLarge { max_size: cap });
+                    }
+                    Err(Unread::Failed(_, e)) => return Err(StreamableHttpError::Client(e)),
                 };
                 match serde_json::from_slice::<ServerJsonRpcMessage>(&body) {
                     Ok(answer) => Ok(StreamableHttpPostResponse::Json(answer, session)),
@@ -418,40 +469,21 @@ impl StreamableHttpClient for HttpClient {
         Err(status_failure(response, token_sent).await)
     }
 
+    /// No stream is opened outside a call: toolcell asks nothing of a
+    /// server between calls (it offers no sampling, roots or elicitation,
+    /// and its tools were pinned when it started), and an answer stream
+    /// that broke is not resumed: the call fails and the next one starts a
+    /// new session. So no server can keep toolcell reconnecting, however
+    /// its streams end (the transport takes this answer as final).
     async fn get_stream(
         &self,
-        uri: Arc<str>,
-        session_id: Option<Arc<str>>,
-        last_event_id: Option<String>,
-        token: Option<String>,
-        headers: HashMap<HeaderName, HeaderValue>,
+        _uri: Arc<str>,
+        _session_id: Option<Arc<str>>,
+        _last_event_id: Option<String>,
+        _token: Option<String>,
+        _headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<Events, Failure> {
-        let token_sent = token.is_some();
-        let mut request = self
-            .request(
-                reqwest::Method::GET,
-                &uri,
-                session_id.as_deref(),
-                token,
-                headers,
-            )
-            .header(ACCEPT, EVENT_STREAM_MIME_TYPE);
-        if let Some(last) = last_event_id {
-            request = request.header(HEADER_LAST_EVENT_ID, last);
-        }
-        let response = request.send().await.map_err(StreamableHttpError::Client)?;
-        if response.status() == StatusCode::METHOD_NOT_ALLOWED {
-            return Err(StreamableHttpError::ServerDoesNotSupportSse);
-        }
-        if !response.status().is_success() {
-            return Err(status_failure(response, token_sent).await);
-        }
-        match media_type(&response).as_deref() {
-            Some(EVENT_STREAM_MIME_TYPE) => Ok(event_stream(response, MAX_MESSAGE_BYTES)),
-            other => Err(StreamableHttpError::UnexpectedContentType(
-                other.map(str::to_string),
-            )),
-        }
+        Err(StreamableHttpError::ServerDoesNotSupportSse)
     }
 }
 
@@ -476,7 +508,7 @@ mod tests {
             socket.write_all(head.as_bytes()).await.unwrap();
             socket.write_all(body.as_bytes()).await.unwrap();
         });
-        let client = HttpClient::new().unwrap();
+        let client = HttpClient::new(&format!("http://{address}/").parse().unwrap()).unwrap();
         let response = client
             .0
             .get(format!("http://{address}/"))
