@@ -69,35 +69,34 @@ impl HttpClient {
             json!({"protocolVersion": protocol, "capabilities": {}, "clientInfo": {"name": "toolcell-bench", "version": "1"}}),
         );
         assert_eq!(init["serverInfo"]["name"], "toolcell", "{init}");
-        client.post(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
+        client.notify(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string());
         client
     }
 
-    /// POSTs `message`; the session id it is given, and the body.
-    fn post(&mut self, message: String) -> String {
-        let mut request = self
+    /// A POST of `message` with what every request of the session carries.
+    fn post(&self, message: String) -> reqwest::RequestBuilder {
+        let request = self
             .client
             .post(&self.url)
             .bearer_auth(TOKEN)
             .header("accept", "application/json, text/event-stream")
             .header("content-type", "application/json")
             .body(message);
-        if !self.session.is_empty() {
-            request = request.header("mcp-session-id", &self.session);
+        if self.session.is_empty() {
+            request
+        } else {
+            request.header("mcp-session-id", &self.session)
         }
-        let (session, body) = self.runtime.block_on(async {
+    }
+
+    /// Sends a notification; its answer has no body that matters.
+    fn notify(&mut self, message: String) {
+        let request = self.post(message);
+        self.runtime.block_on(async {
             let response = request.send().await.unwrap();
             assert!(response.status().is_success(), "HTTP {}", response.status());
-            let session = response
-                .headers()
-                .get("mcp-session-id")
-                .map(|v| v.to_str().unwrap().to_string());
-            (session, response.text().await.unwrap())
+            response.bytes().await.unwrap();
         });
-        if let Some(session) = session {
-            self.session = session;
-        }
-        body
     }
 
     /// The answer to `id` in `body` once it is there: the JSON itself, or
@@ -135,16 +134,7 @@ impl HttpClient {
     /// of the body (the stream's end) is read afterwards, so the
     /// connection stays open for the next request, and is not timed.
     fn exchange(&mut self, message: String, id: u64) -> Value {
-        let mut request = self
-            .client
-            .post(&self.url)
-            .bearer_auth(TOKEN)
-            .header("accept", "application/json, text/event-stream")
-            .header("content-type", "application/json")
-            .body(message);
-        if !self.session.is_empty() {
-            request = request.header("mcp-session-id", &self.session);
-        }
+        let request = self.post(message);
         let (result, body, response) = self.runtime.block_on(async {
             let mut response = request.send().await.unwrap();
             assert!(response.status().is_success(), "HTTP {}", response.status());

@@ -86,8 +86,7 @@ pub(super) async fn connect(
         headers.insert(name, value);
     }
     config = config.custom_headers(headers);
-    let url = reqwest::Url::parse(&remote.url)?;
-    let client = HttpClient::new(&url).map_err(|e| anyhow!(e))?;
+    let client = HttpClient::new(&reqwest::Url::parse(&remote.url)?).map_err(|e| anyhow!(e))?;
     let transport = StreamableHttpClientTransport::with_client(client, config);
     let url = crate::util::text::for_terminal_line(&remote.url).into_owned();
     match tokio::time::timeout_at(deadline, client_config().serve(transport)).await {

@@ -178,7 +178,8 @@ pub(super) fn remote_endpoint(
         env_name("env_http_headers", variable)?;
     }
     Ok(Some(RemoteEndpoint {
-        url: url.clone(),
+        // As it is sent: what a prompt shows is the address used.
+        url: parsed.to_string(),
         bearer_token_env: raw.bearer_token_env_var.clone(),
         header_envs,
     }))
@@ -253,6 +254,12 @@ mod tests {
                 .contains("is for a server reached at a `url`")
         );
         assert!(err("name = \"d\"\nurl = \"https://h/mcp?api_key=k\"").contains("has a query"));
+        let odd = load("name = \"d\"\nurl = \"https://h/m\\u001b[31m\"").unwrap();
+        assert_eq!(
+            odd.command_line(),
+            "https://h/m%1B[31m",
+            "shown as it is sent, no escape in it"
+        );
         let cleartext =
             err("name = \"d\"\nurl = \"http://h.example/mcp\"\nbearer_token_env_var = \"T\"");
         assert!(cleartext.contains("use https://"), "{cleartext}");
