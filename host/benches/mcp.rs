@@ -10,8 +10,9 @@
 //!    `read_file`: every call validated, checked against the policy, run in a
 //!    fresh sandbox and recorded as a run in the workspace's SQLite store;
 //!    The same server over Streamable HTTP (`--http 127.0.0.1:0`, with
-//!    its bearer token), through a client as an SDK's: one keep-alive
-//!    connection, each call a POST whose answer is read until it has come
+//!    its bearer token): one keep-alive connection, each call a POST whose
+//!    answer is read until it has come, once with a client as lean as the
+//!    stdio one (the figure compared with stdio) and once through reqwest
 //!    (`support/mcp_http.rs`);
 //! 2. the reference Node server `@modelcontextprotocol/server-filesystem`
 //!    (installed and cached by `tests/support/mcp-peers.sh`), tool
@@ -124,6 +125,7 @@ fn main() {
     );
     for _ in 0..WARMUP {
         toolcell_http.timed_call(&toolcell_call, check);
+        toolcell_http.timed_call_through_library(&toolcell_call, check);
     }
 
     // 2. The reference server.
@@ -146,12 +148,18 @@ fn main() {
 
     let mut toolcell_rounds = Vec::new();
     let mut http_rounds = Vec::new();
+    let mut http_library_rounds = Vec::new();
     let mut reference_rounds = Vec::new();
     for _ in 0..ROUNDS {
         toolcell_rounds.push(Stats::of(toolcell.calls(&toolcell_call)));
         http_rounds.push(Stats::of(
             (0..CALLS)
                 .map(|_| toolcell_http.timed_call(&toolcell_call, check))
+                .collect(),
+        ));
+        http_library_rounds.push(Stats::of(
+            (0..CALLS)
+                .map(|_| toolcell_http.timed_call_through_library(&toolcell_call, check))
                 .collect(),
         ));
         reference_rounds.push(Stats::of(reference.calls(&reference_call)));
@@ -186,12 +194,17 @@ fn main() {
     );
     let toolcell_stats = Stats::median_of(&toolcell_rounds);
     let http_stats = Stats::median_of(&http_rounds);
+    let http_library_stats = Stats::median_of(&http_library_rounds);
     let reference_stats = Stats::median_of(&reference_rounds);
     for (label, stats) in [
         ("toolcell mcp, tools/call read_file", &toolcell_stats),
         (
             &format!("toolcell mcp --http, the same ({http_body_bytes} B body)"),
             &http_stats,
+        ),
+        (
+            "toolcell mcp --http, the same through reqwest",
+            &http_library_stats,
         ),
         (
             "server-filesystem (Node), tools/call read_text_file",
@@ -246,9 +259,10 @@ fn main() {
         format!("{low:.1}–{high:.1}")
     };
     println!(
-        "\np50 over the {ROUNDS} rounds: toolcell {} µs, toolcell --http {} µs, server-filesystem {} µs",
+        "\np50 over the {ROUNDS} rounds: toolcell {} µs, toolcell --http {} µs (through reqwest {} µs), server-filesystem {} µs",
         p50_range(&toolcell_rounds),
         p50_range(&http_rounds),
+        p50_range(&http_library_rounds),
         p50_range(&reference_rounds)
     );
     println!(

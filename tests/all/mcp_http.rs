@@ -83,14 +83,25 @@ impl Server {
     }
 }
 
-/// One session of the Python SDK's client: the tools, and one call.
-fn python_client(server: &Server, token: &str, tool: &str, arguments: Value) -> Value {
+/// One session of the Python SDK's client: the tools, and one call. With
+/// `answer` (`accept` or `decline`) the client can ask its user, and its
+/// user answers so.
+fn python_client(
+    server: &Server,
+    token: &str,
+    tool: &str,
+    arguments: Value,
+    answer: Option<&str>,
+) -> Value {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../tests/fixtures/mcp/http_client.py"
     );
+    let arguments = arguments.to_string();
+    let mut args = vec![script, &server.url, token, tool, &arguments];
+    args.extend(answer);
     let out = std::process::Command::new(crate::mcp_peers::python())
-        .args([script, &server.url, token, tool, &arguments.to_string()])
+        .args(args)
         .output()
         .unwrap();
     assert!(out.status.success(), "{out:?}");
@@ -110,6 +121,7 @@ fn the_python_sdk_calls_the_tools_over_http_with_the_same_policy_and_records() {
         &token,
         "read_file",
         json!({"path": "notes/today.md"}),
+        None,
     );
     assert_eq!(seen["server"], "toolcell");
     assert!(
@@ -128,6 +140,7 @@ fn the_python_sdk_calls_the_tools_over_http_with_the_same_policy_and_records() {
         &token,
         "write_file",
         json!({"path": "notes/new.md", "content": "x"}),
+        None,
     );
     assert_eq!(refused["is_error"], true, "{refused}");
     assert!(
@@ -138,6 +151,7 @@ fn the_python_sdk_calls_the_tools_over_http_with_the_same_policy_and_records() {
         "{refused}"
     );
     assert!(!ws.root.join("notes/new.md").exists());
+    assert_eq!(refused["asked"], json!([]));
 
     let runs = ws.run(&["runs", "list", "--json"]).json();
     let titles: Vec<&str> = runs
@@ -195,4 +209,162 @@ fn without_the_token_from_another_host_or_origin_it_is_refused() {
         String::from_utf8_lossy(&short.stderr).contains("at least 32"),
         "{short:?}"
     );
+}
+
+#[test]
+fn a_client_that_can_ask_its_user_is_asked_over_http_and_only_what_it_accepts_is_done() {
+    let ws = Workspace::new();
+    ws.write("notes/today.md", "as it was\n");
+    let server = Server::start(&ws, None);
+    let token = server.token.clone().unwrap();
+    let write = |content: &str, answer: &str| {
+        python_client(
+            &server,
+            &token,
+            "write_file",
+            json!({"path": "notes/today.md", "content": content}),
+            Some(answer),
+        )
+    };
+
+    let declined = write("declined\n", "decline");
+    assert_eq!(declined["is_error"], true, "{declined}");
+    let asked = declined["asked"].as_array().unwrap();
+    assert_eq!(asked.len(), 1, "{declined}");
+    assert!(
+        asked[0].as_str().unwrap().contains("write_file"),
+        "{declined}"
+    );
+    assert_eq!(ws.read("notes/today.md"), "as it was\n");
+
+    let accepted = write("accepted\n", "accept");
+    assert_eq!(accepted["is_error"], false, "{accepted}");
+    assert_eq!(accepted["asked"].as_array().unwrap().len(), 1, "{accepted}");
+    assert_eq!(ws.read("notes/today.md"), "accepted\n");
+
+    // A read needs no one's word, even where the client could be asked.
+    let read = python_client(
+        &server,
+        &token,
+        "read_file",
+        json!({"path": "notes/today.md"}),
+        Some("decline"),
+    );
+    assert_eq!(read["asked"], json!([]), "{read}");
+    assert_eq!(read["structured"]["content"], "accepted\n", "{read}");
+}
+
+/// One raw HTTP/1.1 POST of `body` in `session`: the answer's status, headers
+/// and body.
+fn raw_post(
+    server: &Server,
+    token: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> (u16, String, String) {
+    let address = server
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp");
+    let mut stream = std::net::TcpStream::connect(address).unwrap();
+    let body = body.to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(session) = session {
+        request.push_str(&format!("Mcp-Session-Id: {session}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, rest) = answer.split_once("\r\n\r\n").unwrap();
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head.to_ascii_lowercase(), rest.to_string())
+}
+
+/// The JSON-RPC messages in the events of an answer's body (chunked or not).
+fn events(body: &str) -> Vec<Value> {
+    body.lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .filter(|data| !data.trim().is_empty())
+        .map(|data| serde_json::from_str(data.trim()).unwrap_or_else(|e| panic!("{e}: {data:?}")))
+        .collect()
+}
+
+#[test]
+fn a_session_answers_each_call_with_exactly_its_own_result_and_ends_the_stream() {
+    let ws = Workspace::new();
+    ws.write("a.md", "first\n");
+    ws.write("b.md", "second\n");
+    let server = Server::start(&ws, None);
+    let token = server.token.clone().unwrap();
+    let (status, head, _) = raw_post(
+        &server,
+        &token,
+        None,
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+    );
+    assert_eq!(status, 200);
+    let session = head
+        .lines()
+        .find_map(|line| line.strip_prefix("mcp-session-id:"))
+        .unwrap_or_else(|| panic!("no session in {head}"))
+        .trim()
+        .to_string();
+    let (status, _, _) = raw_post(
+        &server,
+        &token,
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+    );
+    assert_eq!(status, 202);
+
+    // Each answer's stream holds its one response and ends (the raw client
+    // reads to the end), whatever the order of the calls.
+    for (id, path, content) in [
+        (7, "b.md", "second\n"),
+        (3, "a.md", "first\n"),
+        (9, "b.md", "second\n"),
+    ] {
+        let (status, _, body) = raw_post(
+            &server,
+            &token,
+            Some(&session),
+            &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                    "params": {"name": "read_file", "arguments": {"path": path}}}),
+        );
+        assert_eq!(status, 200, "{body}");
+        let answers = events(&body);
+        assert_eq!(answers.len(), 1, "{body}");
+        assert_eq!(answers[0]["id"], id, "{body}");
+        assert_eq!(
+            answers[0]["result"]["structuredContent"]["content"], content,
+            "{body}"
+        );
+    }
+    // A bad call is the tool's error, in the same way.
+    let (_, _, body) = raw_post(
+        &server,
+        &token,
+        Some(&session),
+        &json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+                "params": {"name": "read_file", "arguments": {"path": "../outside"}}}),
+    );
+    let answers = events(&body);
+    assert_eq!(answers[0]["id"], 11, "{body}");
+    assert_eq!(answers[0]["result"]["isError"], true, "{body}");
+    // A session that is not open is not found, shortcut or not.
+    let (status, _, _) = raw_post(
+        &server,
+        &token,
+        Some("no-such-session"),
+        &json!({"jsonrpc": "2.0", "id": 12, "method": "tools/call",
+                "params": {"name": "read_file", "arguments": {"path": "a.md"}}}),
+    );
+    assert_eq!(status, 404);
 }

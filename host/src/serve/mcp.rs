@@ -120,15 +120,45 @@ impl ToolServer {
             .collect()
     }
 
+    /// Whether a call of `name` with `arguments` could have to wait for a
+    /// person: its policy asks for approval (granted or not: grants are
+    /// checked when it runs), and `client` could be asked, or the call
+    /// would wait in the inbox. A call that cannot is answered at once,
+    /// whatever way it comes; one that is refused before its policy is
+    /// known cannot wait either.
+    pub(super) fn could_wait(
+        &self,
+        name: &str,
+        arguments: &Value,
+        client: &Peer<RoleServer>,
+    ) -> bool {
+        if !can_ask(client) && self.inbox.is_none() {
+            return false;
+        }
+        self.dispatcher
+            .would_decide(name, arguments)
+            .is_ok_and(|(asked, _, _)| asked)
+    }
+
     /// Runs one call through the one call path, recorded as a run of its
     /// own ([`Record::OwnRun`]: a call of a tool that changes nothing after
     /// it has answered, in batches, so its latency carries no commit — see
-    /// BENCHMARKS.md "MCP latency").
-    async fn call(&self, name: &str, arguments: Value, client: Peer<RoleServer>) -> CallToolResult {
+    /// BENCHMARKS.md "MCP latency"). `client`'s user is asked about a call
+    /// that needs it only when `may_ask` (the answer goes back on a stream
+    /// the question can go on first); otherwise such a call is decided by
+    /// the grants (and the inbox) alone.
+    pub(super) async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        client: Peer<RoleServer>,
+        may_ask: bool,
+    ) -> CallToolResult {
         let entered = std::time::Instant::now();
         let n = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
         let approver = AskTheClient {
             client,
+            may_ask,
             granted: &self.approvals,
             inbox: self.inbox.as_deref(),
         };
@@ -206,7 +236,10 @@ impl ServerHandler for ToolServer {
     ) -> Result<CallToolResponse, ErrorData> {
         let arguments = Value::Object(request.arguments.unwrap_or_default());
         let client = context.peer.clone();
-        Ok(self.call(&request.name, arguments, client).await.into())
+        Ok(self
+            .call(&request.name, arguments, client, true)
+            .await
+            .into())
     }
 }
 
@@ -215,17 +248,18 @@ impl ServerHandler for ToolServer {
 /// that says how to grant the tool.
 struct AskTheClient<'a> {
     client: Peer<RoleServer>,
+    /// The client may be asked on this call's answer stream.
+    may_ask: bool,
     granted: &'a StandingApprovals,
     /// Where a call goes that the client cannot ask about, if anywhere.
     inbox: Option<&'a InboxApprover>,
 }
 
-impl AskTheClient<'_> {
-    fn can_elicit(&self) -> bool {
-        self.client
-            .supported_elicitation_modes()
-            .contains(&ElicitationMode::Form)
-    }
+/// Whether `client` said it can ask its user (MCP elicitation, as a form).
+fn can_ask(client: &Peer<RoleServer>) -> bool {
+    client
+        .supported_elicitation_modes()
+        .contains(&ElicitationMode::Form)
 }
 
 #[async_trait::async_trait]
@@ -238,7 +272,7 @@ impl Approver for AskTheClient<'_> {
             ));
         }
         let granted = self.granted.covers(request);
-        let can_ask = self.can_elicit();
+        let can_ask = self.may_ask && can_ask(&self.client);
         if !granted
             && !can_ask
             && let Some(inbox) = self.inbox

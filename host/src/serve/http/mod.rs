@@ -8,6 +8,8 @@
 //! `Origin` is a page of another address (a browser's page may not drive
 //! it); it listens on loopback unless told on purpose to listen wider.
 
+mod sessions;
+
 use super::mcp::ToolServer;
 use crate::util::secret::same_token;
 use anyhow::{Context, Result, bail};
@@ -17,6 +19,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
+use sessions::{SessionServer, ToolSessions};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -99,9 +102,8 @@ pub async fn serve(
     } else {
         config.with_allowed_hosts([format!("127.0.0.1:{port}"), format!("localhost:{port}")])
     };
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new({
+    let sessions = Arc::new(ToolSessions::new(
+        {
             let mut sessions = LocalSessionManager::default();
             // As above, for the answer streams the sessions open; and
             // with nothing to resume, an answer is not kept after it is
@@ -110,7 +112,20 @@ pub async fn serve(
             sessions.session_config.sse_retry = None;
             sessions.session_config.completed_cache_ttl = std::time::Duration::ZERO;
             sessions
-        }),
+        },
+        server,
+    ));
+    tokio::spawn(sessions.clone().sweep(options.stop.clone()));
+    let service = StreamableHttpService::new(
+        {
+            let sessions = sessions.clone();
+            move || {
+                Ok(SessionServer {
+                    sessions: sessions.clone(),
+                })
+            }
+        },
+        sessions,
         config,
     );
     let token = Arc::new(options.token);
