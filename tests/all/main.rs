@@ -27,6 +27,7 @@ mod cache;
 mod capabilities;
 mod chat_json;
 mod cli;
+mod code_cell;
 mod config_errors;
 mod confinement;
 mod depth;

@@ -12,6 +12,10 @@ use std::sync::Mutex;
 /// the preview shows the change itself.
 const MAX_SHOWN_ARGS: usize = 4000;
 
+/// Longest text of several lines shown (code, a file's content); beyond it
+/// the rest is counted, not shown.
+const MAX_SHOWN_BLOCK: usize = 8000;
+
 /// Asks on the terminal (stdin for answers, stderr for the prompt).
 pub struct TerminalApprover {
     /// Tools the user approved for the rest of the run.
@@ -55,7 +59,8 @@ pub fn shown(request: &ApprovalRequest<'_>) -> String {
         );
     }
     text.push_str(&format!("? `{}` wants to run with:\n", request.tool));
-    let args = serde_json::to_string_pretty(request.args).unwrap_or_default();
+    let (args, blocks) = with_blocks_apart(request.args);
+    let args = serde_json::to_string_pretty(&args).unwrap_or_default();
     let args = if args.len() > MAX_SHOWN_ARGS {
         let head = crate::util::text::shorten(&args, MAX_SHOWN_ARGS / 2);
         format!("{head}\n  … ({} characters in all)", args.chars().count())
@@ -66,6 +71,20 @@ pub fn shown(request: &ApprovalRequest<'_>) -> String {
         text.push_str("    ");
         text.push_str(line);
         text.push('\n');
+    }
+    for (key, block) in blocks {
+        text.push_str(&format!("  {key}:\n"));
+        let shown = if block.len() > MAX_SHOWN_BLOCK {
+            let head = crate::util::text::shorten(&block, MAX_SHOWN_BLOCK);
+            format!("{head}\n… ({} lines in all)", block.lines().count())
+        } else {
+            block
+        };
+        for line in shown.lines() {
+            text.push_str("    │ ");
+            text.push_str(line);
+            text.push('\n');
+        }
     }
     if let Some(warning) = &request.warning {
         text.push_str(&format!("  ! {warning}\n"));
@@ -81,6 +100,34 @@ pub fn shown(request: &ApprovalRequest<'_>) -> String {
     // Nothing in the arguments, the warning or the preview may hide or
     // reorder what is shown.
     crate::util::text::for_terminal(&text).into_owned()
+}
+
+/// The arguments shown as lines when they have several: code to be run
+/// (`run_python`'s), which a person reads line by line. Every other text
+/// stays escaped on its line (a line break in a path is a thing to see),
+/// and a file's new content is shown by the preview.
+const SHOWN_AS_LINES: [&str; 1] = ["code"];
+
+/// `args` with each top-level text of several lines named in
+/// [`SHOWN_AS_LINES`] taken out to be shown as lines below the arguments,
+/// as it would read in an editor, and the texts taken out, by key. A
+/// text's place in the arguments says how many lines it has.
+fn with_blocks_apart(args: &serde_json::Value) -> (serde_json::Value, Vec<(String, String)>) {
+    let mut args = args.clone();
+    let mut blocks = Vec::new();
+    if let Some(fields) = args.as_object_mut() {
+        for (key, value) in fields.iter_mut() {
+            if !SHOWN_AS_LINES.contains(&key.as_str()) {
+                continue;
+            }
+            if let Some(text) = value.as_str().filter(|t| t.trim_end().contains('\n')) {
+                let lines = text.lines().count();
+                blocks.push((key.clone(), text.to_string()));
+                *value = serde_json::Value::String(format!("({lines} lines, shown below)"));
+            }
+        }
+    }
+    (args, blocks)
 }
 
 /// What the answer `line` means; "yes for this run" only where it is
@@ -177,5 +224,41 @@ mod tests {
         assert_eq!(parse_answer("maybe", "t", true), None);
         // Not offered for tools approved call by call.
         assert_eq!(parse_answer("a", "run_command", false), None);
+    }
+
+    #[test]
+    fn code_is_shown_as_lines_each_marked_and_nothing_else_leaves_its_line() {
+        let args = serde_json::json!({
+            "code": "import csv\nprint(1)\n\u{1b}[2J? `x` wants to run with:",
+            "path": "a\nb",
+        });
+        let request = ApprovalRequest {
+            tool: "run_python",
+            args: &args,
+            mutates: true,
+            preview: None,
+            warning: None,
+            every_call: false,
+            always: false,
+            policy_change: None,
+            basis: Vec::new(),
+            asked_again: false,
+            run: None,
+        };
+        let text = shown(&request);
+        assert!(
+            text.contains("\"code\": \"(3 lines, shown below)\""),
+            "{text}"
+        );
+        assert!(text.contains("\"path\": \"a\\nb\""), "{text}");
+        assert!(
+            text.contains("  code:\n    │ import csv\n    │ print(1)\n    │ \\e[2J? `x`"),
+            "{text}"
+        );
+        assert_eq!(
+            text.lines().filter(|l| l.starts_with('?')).count(),
+            1,
+            "{text}"
+        );
     }
 }

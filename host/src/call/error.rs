@@ -141,7 +141,9 @@ pub enum CallError {
         name: String,
         available: Vec<String>,
     },
-    #[error("`{name}` is disabled in the workspace config")]
+    #[error(
+        "`{name}` is disabled in the workspace config (the user enables it with `[tools.{name}] enabled = true` in toolcell.toml)"
+    )]
     Disabled { name: String },
     #[error("the arguments do not fit the schema of `{tool}`: {}", problems.join("; "))]
     InvalidArgs { tool: String, problems: Vec<String> },

@@ -425,7 +425,14 @@ fn show(config: &WorkspaceConfig, registry: &Registry, name: &str, json: bool) -
         m.name,
         m.version,
         m.description,
-        if grant.enabled { "yes" } else { "no" },
+        match (grant.enabled, m.opt_in) {
+            (true, _) => "yes".to_string(),
+            (false, true) => format!(
+                "no (offered only on request: `[tools.{}] enabled = true` in toolcell.toml)",
+                m.name
+            ),
+            (false, false) => "no".to_string(),
+        },
         if m.mutates { "yes" } else { "no" },
         grant.approval,
         m.capabilities.fs,

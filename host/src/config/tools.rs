@@ -7,10 +7,15 @@
 //! process = ["git"]          # programs it may run
 //! approval = "ask"
 //! timeout_ms = 60000
+//!
+//! [tools.run_python]
+//! enabled = true             # a tool offered only on request
+//! fs = "write"               # instead of the read-only access it asks
 //! ```
 
 use crate::contain::SandboxSetting;
 use crate::tool::limits;
+use crate::tool::manifest::FsAccess;
 use crate::util::names::{check_host_pattern, check_program, is_env_name};
 use crate::util::problem::{Problem, Table};
 use serde::Deserialize;
@@ -32,7 +37,13 @@ pub const GRANT_KEYS: [&str; 3] = ["env", "network", "process"];
 /// The user's settings for one tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolSettings {
-    pub enabled: bool,
+    /// `enabled = …`; unset: enabled, unless the tool's manifest says it
+    /// is offered only on request (`opt_in`).
+    pub enabled: Option<bool>,
+    /// `fs = …`: the file-system access the user gives the tool, in place
+    /// of what its manifest asks (`"write"` on purpose, `"read"` or
+    /// `"none"` to narrow it); unset: as the manifest asks.
+    pub fs: Option<FsAccess>,
     pub approval: Option<ApprovalSetting>,
     pub timeout_ms: Option<u64>,
     pub memory_mb: Option<u64>,
@@ -62,7 +73,8 @@ impl ToolSettings {
     /// The settings of a tool the config does not mention: enabled, and
     /// everything else as its manifest says.
     pub const UNSET: ToolSettings = ToolSettings {
-        enabled: true,
+        enabled: None,
+        fs: None,
         approval: None,
         timeout_ms: None,
         memory_mb: None,
@@ -81,6 +93,7 @@ impl ToolSettings {
 #[serde(deny_unknown_fields)]
 pub struct RawToolSettings {
     enabled: Option<bool>,
+    fs: Option<FsAccess>,
     approval: Option<ApprovalSetting>,
     timeout_ms: Option<u64>,
     memory_mb: Option<u64>,
@@ -117,7 +130,8 @@ impl ToolSettings {
             }
         };
         let settings = ToolSettings {
-            enabled: raw.enabled.unwrap_or(true),
+            enabled: raw.enabled,
+            fs: raw.fs,
             approval: raw.approval,
             timeout_ms: in_range("timeout_ms", raw.timeout_ms, limits::TIMEOUT_MS_RANGE)?,
             memory_mb: in_range("memory_mb", raw.memory_mb, limits::MEMORY_MB_RANGE)?,

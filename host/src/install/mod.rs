@@ -108,8 +108,16 @@ pub fn capabilities(manifest: &ToolManifest) -> String {
         crate::tool::manifest::FsAccess::Read => "read the workspace's roots",
         crate::tool::manifest::FsAccess::Write => "read and write the workspace's writable roots",
     };
+    let offered = if manifest.opt_in {
+        format!(
+            "\n  offered:        only once your config enables it (`[tools.{}] enabled = true`)",
+            manifest.name
+        )
+    } else {
+        String::new()
+    };
     format!(
-        "`{}` {} asks for:\n  file system:    {fs}\n  network hosts:  {}\n  programs:       {}\n  environment:    {}\n  changes things: {}\n  approval:       {}",
+        "`{}` {} asks for:\n  file system:    {fs}\n  network hosts:  {}\n  programs:       {}\n  environment:    {}\n  changes things: {}\n  approval:       {}{offered}",
         manifest.name,
         manifest.version,
         match caps.network.as_slice() {

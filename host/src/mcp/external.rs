@@ -141,6 +141,7 @@ fn manifest_for(
             ServerApproval::Ask => ManifestApproval::Ask,
             ServerApproval::Auto => ManifestApproval::Auto,
         },
+        opt_in: false,
         parameters,
         capabilities: Capabilities::default(),
         limits: Limits {

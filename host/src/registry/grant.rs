@@ -115,7 +115,7 @@ impl ToolGrant {
             return Err(not_asked("process", program));
         }
 
-        let preopens = match manifest.capabilities.fs {
+        let preopens = match settings.fs.unwrap_or(manifest.capabilities.fs) {
             FsAccess::None => Vec::new(),
             access => config
                 .roots
@@ -146,7 +146,7 @@ impl ToolGrant {
 
         Ok(Self {
             tool: manifest.name.clone(),
-            enabled: settings.enabled,
+            enabled: settings.enabled.unwrap_or(!manifest.opt_in),
             approval,
             approval_source,
             preopens,

@@ -10,6 +10,7 @@ use crate::config::tools::ApprovalSetting;
 use crate::config::{RootAccess, WorkspaceConfig};
 use crate::contain::SandboxSetting;
 use crate::policy::rules::{Rule, RuleDecision};
+use crate::tool::manifest::FsAccess;
 
 /// What the `[[rule]]`s of `new` let run unasked that those of `old` did
 /// not: an `auto` rule added, an `ask` or `deny` rule taken away, or the
@@ -74,8 +75,14 @@ pub fn widening(old: &WorkspaceConfig, new: &WorkspaceConfig) -> Vec<String> {
         old.tools.keys().chain(new.tools.keys()).collect();
     for name in names {
         let (settings, before) = (new.tool(name), old.tool(name));
-        if settings.enabled && !before.enabled {
+        if enabledness(settings.enabled) > enabledness(before.enabled) {
             wider.push(format!("tools.{name} enabled"));
+        }
+        if fs_reach(settings.fs) > fs_reach(before.fs) {
+            let now = settings
+                .fs
+                .map_or("the tool's own".to_string(), |fs| format!("\"{fs}\""));
+            wider.push(format!("tools.{name}.fs = {now}"));
         }
         if looseness(settings.approval) > looseness(before.approval) {
             let now = match settings.approval {
@@ -210,6 +217,27 @@ fn looseness(setting: Option<ApprovalSetting>) -> u8 {
     }
 }
 
+/// How surely `enabled` enables a tool: unset enables it unless its
+/// manifest asks to be enabled on request.
+fn enabledness(enabled: Option<bool>) -> u8 {
+    match enabled {
+        Some(false) => 0,
+        None => 1,
+        Some(true) => 2,
+    }
+}
+
+/// How far `fs` may reach: unset gives what the manifest asks, which may
+/// be anything up to writing.
+fn fs_reach(fs: Option<FsAccess>) -> u8 {
+    match fs {
+        Some(FsAccess::None) => 0,
+        Some(FsAccess::Read) => 1,
+        None => 2,
+        Some(FsAccess::Write) => 3,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -251,6 +279,27 @@ mod tests {
             widening(&wider, &old).is_empty(),
             "narrowing applies at once"
         );
+    }
+
+    #[test]
+    fn enabling_a_tool_or_giving_it_more_of_the_file_system_is_widening() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = |lines: &str| parse(dir.path(), &format!("[tools.run_python]\n{lines}"));
+        let off = tool("enabled = false\nfs = \"read\"\n");
+        let unset = tool("");
+        let on = tool("enabled = true\n");
+        let writes = tool("enabled = true\nfs = \"write\"\n");
+        let lines = widening(&off, &unset).join("\n");
+        assert!(lines.contains("tools.run_python enabled"), "{lines}");
+        assert!(
+            lines.contains("tools.run_python.fs = the tool's own"),
+            "{lines}"
+        );
+        let lines = widening(&unset, &on).join("\n");
+        assert!(lines.contains("tools.run_python enabled"), "{lines}");
+        let lines = widening(&on, &writes).join("\n");
+        assert!(lines.contains("tools.run_python.fs = \"write\""), "{lines}");
+        assert!(widening(&writes, &off).is_empty());
     }
 
     #[test]

@@ -75,6 +75,10 @@ pub struct ToolManifest {
     pub description: String,
     pub mutates: bool,
     pub approval: ManifestApproval,
+    /// Offered and callable only where the user's config enables it
+    /// (`[tools.NAME] enabled = true`): for tools that run whatever code
+    /// they are given, such as `run_python`.
+    pub opt_in: bool,
     /// JSON Schema of the arguments, given to the model as is.
     pub parameters: serde_json::Value,
     pub capabilities: Capabilities,
@@ -90,6 +94,8 @@ struct RawManifest {
     #[serde(default)]
     mutates: bool,
     approval: Option<ManifestApproval>,
+    #[serde(default)]
+    opt_in: bool,
     parameters: Spanned<toml::Table>,
     #[serde(default)]
     capabilities: RawCapabilities,
@@ -340,6 +346,7 @@ impl ToolManifest {
             description: raw.description.into_inner().trim().to_string(),
             mutates: raw.mutates,
             approval,
+            opt_in: raw.opt_in,
             parameters,
             capabilities: Capabilities {
                 fs: raw.capabilities.fs,

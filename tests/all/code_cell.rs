@@ -1,0 +1,264 @@
+//! `run_python`: installed with the one command the README gives (a pinned
+//! componentize-py builds `tools-code/run_python`), offered only once the
+//! config enables it, doing the data tasks models use code for on real
+//! files, and containing code that tries to get out: each attempt ends with
+//! a clear error, nothing outside the roots is touched, and the next call
+//! works.
+
+use crate::harness::Workspace;
+use crate::polyglot;
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The folder `tools-code/run_python/install.sh` installed the tool into
+/// (`tool.toml` and `tool.wasm`), built once per test run.
+fn installed() -> &'static Path {
+    static INSTALLED: OnceLock<(Workspace, PathBuf)> = OnceLock::new();
+    &INSTALLED
+        .get_or_init(|| {
+            let ws = Workspace::new();
+            let script = concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../tools-code/run_python/install.sh"
+            );
+            let output = Command::new("bash")
+                .arg(script)
+                .current_dir(&ws.root)
+                .env("COMPONENTIZE_PY", &polyglot::toolchains().componentize_py)
+                .env("TOOLCELL", env!("CARGO_BIN_EXE_toolcell"))
+                .env("TOOLCELL_DATA_DIR", &ws.data)
+                .env("TOOLCELL_CACHE_DIR", &ws.cache)
+                .output()
+                .expect("running install.sh");
+            let said = String::from_utf8_lossy(&output.stdout);
+            assert!(
+                output.status.success(),
+                "install.sh failed: {said}\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+            assert!(said.contains("installed `run_python`"), "{said}");
+            let folder = ws.root.join(".toolcell/tools/run_python");
+            (ws, folder)
+        })
+        .1
+}
+
+/// A workspace with `run_python` installed and `config` as its config.
+fn workspace_with_run_python(config: &str) -> Workspace {
+    let ws = Workspace::new();
+    let tools = ws.root.join(".toolcell/tools/run_python");
+    std::fs::create_dir_all(&tools).unwrap();
+    for file in ["tool.toml", "tool.wasm"] {
+        std::fs::copy(installed().join(file), tools.join(file)).unwrap();
+    }
+    if !config.is_empty() {
+        ws.write("toolcell.toml", config);
+    }
+    ws
+}
+
+/// Runs `code` (with `extra` arguments); the tool's result.
+fn run(ws: &Workspace, code: &str, extra: Value) -> Value {
+    let mut args = json!({ "code": code });
+    args.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().cloned().unwrap_or_default());
+    ws.call_ok("run_python", args)
+}
+
+/// The error `code` ended with; it must have ended with one.
+fn error_of(ws: &Workspace, code: &str) -> String {
+    let result = run(ws, code, json!({}));
+    result["error"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no error from {code:?}: {result}"))
+        .to_string()
+}
+
+const ENABLED: &str = "[tools.run_python]\nenabled = true\n";
+
+#[test]
+fn run_python_installs_with_one_command_is_offered_only_when_enabled_and_does_data_tasks() {
+    // Installed but not enabled: neither offered nor callable.
+    let ws = workspace_with_run_python("");
+    let listed = ws.run(&["tools", "list", "--json"]).json();
+    let entry = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "run_python")
+        .cloned()
+        .unwrap_or_else(|| panic!("run_python not listed: {listed}"));
+    assert_eq!(entry["enabled"], false, "{entry}");
+    let (code, envelope) = ws.call("run_python", json!({"code": "print(1)"}));
+    assert_ne!(code, 0, "{envelope}");
+    assert_eq!(envelope["error"]["kind"], "disabled", "{envelope}");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("[tools.run_python] enabled = true"),
+        "{envelope}"
+    );
+
+    let ws = workspace_with_run_python(ENABLED);
+    let mut csv = String::from("region,total\n");
+    for i in 0..1000 {
+        csv.push_str(&format!("r{},{}.5\n", i % 7, i));
+    }
+    ws.write("data/sales.csv", &csv);
+    ws.write("data/a.json", r#"{"name": "a", "size": 3}"#);
+    ws.write("data/b.json", r#"{"name": "b"}"#);
+    ws.write("data/c.json", r#"{"name": "#);
+
+    // Sum a column: the value of the last expression.
+    let summed = run(
+        &ws,
+        "import csv\nwith open('data/sales.csv', newline='') as f:\n    rows = list(csv.DictReader(f))\nprint(len(rows), 'rows')\nsum(float(r['total']) for r in rows)",
+        json!({}),
+    );
+    assert_eq!(summed["stdout"], "1000 rows\n", "{summed}");
+    assert_eq!(summed["value"], "500000.0", "{summed}");
+    assert_eq!(summed["error"], Value::Null, "{summed}");
+
+    // Which JSON files fail a check, with pathlib over the root.
+    let checked = run(
+        &ws,
+        "import json, pathlib\nbad = []\nfor p in sorted(pathlib.Path('data').glob('*.json')):\n    try:\n        doc = json.loads(p.read_text())\n    except ValueError:\n        bad.append(p.name + ': not JSON'); continue\n    if not isinstance(doc.get('size'), int):\n        bad.append(p.name + ': no size')\nbad",
+        json!({}),
+    );
+    assert_eq!(
+        checked["value"], "['b.json: no size', 'c.json: not JSON']",
+        "{checked}"
+    );
+
+    // The rest of the library a data task reaches for, stdin and argv.
+    let mixed = run(
+        &ws,
+        "import re, math, statistics, datetime, sys\nnums = [int(n) for n in re.findall(r'\\d+', sys.stdin.read())]\nprint(statistics.median(nums), math.isqrt(nums[-1]), sys.argv[1:])\ndatetime.date(2026, 12, 3) + datetime.timedelta(days=30)",
+        json!({"stdin": "7 apples, 12 pears, 144 plums", "args": ["--fast"]}),
+    );
+    assert_eq!(mixed["stdout"], "12 12 ['--fast']\n", "{mixed}");
+    assert_eq!(mixed["value"], "datetime.date(2027, 1, 2)", "{mixed}");
+
+    // An exception: its type, message and the code's own frames.
+    let failed = run(
+        &ws,
+        "def ratio(a, b):\n    return a / b\nprint('before')\nratio(1, 0)",
+        json!({}),
+    );
+    let error = failed["error"].as_str().unwrap();
+    assert!(
+        error.contains("ZeroDivisionError: division by zero"),
+        "{error}"
+    );
+    assert!(
+        error.contains("File \"<code>\", line 2, in ratio"),
+        "{error}"
+    );
+    assert!(!error.contains("app.py"), "the tool's own frames: {error}");
+    assert_eq!(failed["stdout"], "before\n", "{failed}");
+    let syntax = error_of(&ws, "print(1 +");
+    assert!(syntax.contains("SyntaxError"), "{syntax}");
+
+    // A flood of output is cut, and the cut said.
+    let flood = run(&ws, "print('x' * 300000)", json!({}));
+    assert_eq!(
+        flood["stdout"].as_str().unwrap().len(),
+        100_000,
+        "{}",
+        flood["cut"]
+    );
+    assert_eq!(flood["cut"]["stdout"], 200_001, "{}", flood["cut"]);
+
+    // Read-only unless the config says otherwise.
+    let refused = error_of(&ws, "open('data/new.txt', 'w').write('x')");
+    assert!(refused.contains("PermissionError"), "{refused}");
+    assert!(!ws.root.join("data/new.txt").exists());
+    ws.write("toolcell.toml", &format!("{ENABLED}fs = \"write\"\n"));
+    let wrote = run(
+        &ws,
+        "open('data/new.txt', 'w').write('made by code')",
+        json!({}),
+    );
+    assert_eq!(wrote["value"], "12", "{wrote}");
+    assert_eq!(ws.read("data/new.txt"), "made by code");
+}
+
+#[test]
+fn run_python_code_that_tries_to_get_out_ends_with_a_clear_error_and_touches_nothing_outside() {
+    let mut ws =
+        workspace_with_run_python(&format!("{ENABLED}timeout_ms = 3000\nmemory_mb = 128\n"));
+    ws.env("TOOLCELL_TEST_SECRET", "s3cr3t-value");
+    std::fs::write(ws.outer.join("outside.txt"), "outside secret").unwrap();
+    let still_works = |ws: &Workspace| {
+        assert_eq!(run(ws, "print(6 * 7)", json!({}))["stdout"], "42\n");
+    };
+
+    // An endless loop is stopped at the deadline.
+    let (kind, message) = ws.call_refused("run_python", json!({"code": "while True:\n    pass"}));
+    assert!(message.contains("time limit"), "{kind}: {message}");
+    still_works(&ws);
+
+    // Memory: past the cap the interpreter says so (or the cell is
+    // stopped); either way an error, and the next call is fresh.
+    for bomb in [
+        "x = bytearray(1 << 30)",
+        "x = []\nwhile True:\n    x.append(bytearray(1 << 20))",
+    ] {
+        let (code, envelope) = ws.call("run_python", json!({ "code": bomb }));
+        let text = envelope.to_string();
+        assert!(
+            (code == 0 && text.contains("MemoryError")) || code == 3,
+            "{bomb}: {envelope}"
+        );
+        still_works(&ws);
+    }
+
+    // No programs, no network: said as the cell's limits.
+    for (code, says) in [
+        ("import os\nos.fork()", "fork"),
+        ("import os\nos.system('touch ../made-by-system')", "system"),
+        ("import subprocess\nsubprocess.run(['ls'])", "subprocess"),
+        (
+            "import socket\nsocket.create_connection(('127.0.0.1', 22))",
+            "socket",
+        ),
+    ] {
+        let error = error_of(&ws, code);
+        assert!(error.contains(says), "{code}: {error}");
+        assert!(error.contains("runs in a sandbox"), "{code}: {error}");
+        still_works(&ws);
+    }
+
+    // Files outside the roots, by any path, cannot be read or written.
+    for code in [
+        "open('/etc/passwd').read()",
+        "open('../outside.txt').read()",
+        "open('data/../../outside.txt').read()",
+        "open('../outside.txt', 'w').write('changed')",
+        "open('../new-outside.txt', 'w').write('x')",
+    ] {
+        let result = run(&ws, code, json!({}));
+        let text = result.to_string();
+        assert!(result["error"].is_string(), "{code}: {result}");
+        assert!(!text.contains("root:"), "{code}: {result}");
+        assert!(!text.contains("outside secret"), "{code}: {result}");
+    }
+    // `/` is the workspace's first root, as for every tool.
+    let top = run(&ws, "import os\nsorted(os.listdir('/'))", json!({}));
+    assert_eq!(top["value"], "['.toolcell', 'toolcell.toml']", "{top}");
+    assert_eq!(
+        std::fs::read_to_string(ws.outer.join("outside.txt")).unwrap(),
+        "outside secret"
+    );
+    assert!(!ws.outer.join("new-outside.txt").exists());
+    assert!(!ws.outer.join("made-by-system").exists());
+
+    // The environment the host runs in is not the code's.
+    let environment = run(&ws, "import os\ndict(os.environ)", json!({}));
+    assert_eq!(environment["value"], "{}", "{environment}");
+    still_works(&ws);
+}

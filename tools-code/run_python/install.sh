@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds `run_python` (app.py, with the Python interpreter and standard
+# library inside, about 18 MB) with a pinned componentize-py from PyPI and
+# installs it with `toolcell tools add`. Arguments go to `tools add`:
+#
+#   bash tools-code/run_python/install.sh            # into the workspace here
+#   bash tools-code/run_python/install.sh --user     # for every workspace
+#
+# Needs python3 with venv. The toolchain is cached under
+# ${XDG_CACHE_HOME:-~/.cache}/toolcell/; COMPONENTIZE_PY names another one,
+# TOOLCELL another toolcell binary.
+set -Eeuo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+wit="$here/../../tools-wasm/wit/tool.wit"
+version=0.25.1
+
+if [[ -z ${COMPONENTIZE_PY:-} ]]; then
+    command -v python3 >/dev/null || { echo "install.sh: python3 is not installed (Debian: apt-get install python3 python3-venv)" >&2; exit 1; }
+    venv="${XDG_CACHE_HOME:-$HOME/.cache}/toolcell/componentize-py-$version"
+    if [[ ! -f $venv/.complete ]]; then
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install --quiet --disable-pip-version-check "componentize-py==$version"
+        touch "$venv/.complete"
+    fi
+    COMPONENTIZE_PY="$venv/bin/componentize-py"
+fi
+
+build=$(mktemp -d)
+trap 'rm -rf "$build"' EXIT
+mkdir "$build/wit"
+cp "$here/app.py" "$here/tool.toml" "$build/"
+cp "$wit" "$build/wit/tool.wit"
+(cd "$build" && "$COMPONENTIZE_PY" -d wit -w tool-component componentize app -o run_python.wasm >&2)
+"${TOOLCELL:-toolcell}" tools add "$build" --yes "$@"
