@@ -59,7 +59,7 @@ pub fn shown(request: &ApprovalRequest<'_>) -> String {
         );
     }
     text.push_str(&format!("? `{}` wants to run with:\n", request.tool));
-    let (args, blocks) = with_blocks_apart(request.args);
+    let (args, blocks) = super::texts_apart(request.args);
     let args = serde_json::to_string_pretty(&args).unwrap_or_default();
     let args = if args.len() > MAX_SHOWN_ARGS {
         let head = crate::util::text::shorten(&args, MAX_SHOWN_ARGS / 2);
@@ -100,34 +100,6 @@ pub fn shown(request: &ApprovalRequest<'_>) -> String {
     // Nothing in the arguments, the warning or the preview may hide or
     // reorder what is shown.
     crate::util::text::for_terminal(&text).into_owned()
-}
-
-/// The arguments shown as lines when they have several: code to be run
-/// (`run_python`'s), which a person reads line by line. Every other text
-/// stays escaped on its line (a line break in a path is a thing to see),
-/// and a file's new content is shown by the preview.
-const SHOWN_AS_LINES: [&str; 1] = ["code"];
-
-/// `args` with each top-level text of several lines named in
-/// [`SHOWN_AS_LINES`] taken out to be shown as lines below the arguments,
-/// as it would read in an editor, and the texts taken out, by key. A
-/// text's place in the arguments says how many lines it has.
-fn with_blocks_apart(args: &serde_json::Value) -> (serde_json::Value, Vec<(String, String)>) {
-    let mut args = args.clone();
-    let mut blocks = Vec::new();
-    if let Some(fields) = args.as_object_mut() {
-        for (key, value) in fields.iter_mut() {
-            if !SHOWN_AS_LINES.contains(&key.as_str()) {
-                continue;
-            }
-            if let Some(text) = value.as_str().filter(|t| t.trim_end().contains('\n')) {
-                let lines = text.lines().count();
-                blocks.push((key.clone(), text.to_string()));
-                *value = serde_json::Value::String(format!("({lines} lines, shown below)"));
-            }
-        }
-    }
-    (args, blocks)
 }
 
 /// What the answer `line` means; "yes for this run" only where it is

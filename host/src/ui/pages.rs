@@ -387,15 +387,29 @@ fn call_card(call: &ToolCallRecord, parked: bool, changes: &[&CallChange]) -> St
         let _ = write!(card, "<dt>Took</dt><dd>{ms:.1} ms</dd>");
     }
     card.push_str("</dl>");
-    let arguments = serde_json::from_str::<Value>(&call.arguments)
-        .ok()
-        .and_then(|v| serde_json::to_string_pretty(&v).ok())
-        .unwrap_or_else(|| call.arguments.clone());
+    let (arguments, texts) = match serde_json::from_str::<Value>(&call.arguments) {
+        Ok(args) => {
+            let (args, texts) = crate::approval::texts_apart(&args);
+            let pretty = serde_json::to_string_pretty(&args).unwrap_or_default();
+            (pretty, texts)
+        }
+        Err(_) => (call.arguments.clone(), Vec::new()),
+    };
     let _ = write!(
         card,
         "<details open><summary>Arguments</summary><pre>{}</pre></details>",
         escape(&arguments)
     );
+    for (key, text) in texts {
+        let _ = write!(
+            card,
+            "<details open><summary><code>{}</code></summary><pre class=\"code\">{}</pre></details>",
+            escape(&key),
+            // As at the terminal: nothing in the code may hide or reorder
+            // what is shown (escape sequences, direction marks).
+            escape(&crate::util::text::for_terminal(&text))
+        );
+    }
     for change in changes {
         let args = serde_json::from_str::<Value>(&change.arguments).unwrap_or_default();
         let shown = crate::effect::preview::recorded(
