@@ -116,18 +116,34 @@ fn main() {
             .env("TOOLCELL_CACHE_DIR", &cache),
     );
     let install_time = started.elapsed();
+    output(
+        Command::new("bash")
+            .arg(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../tools-code/run_js/install.sh"
+            ))
+            .current_dir(&workspace)
+            .env(
+                "COMPONENTIZE_JS_NODE_MODULES",
+                &polyglot::toolchains().js_node_modules,
+            )
+            .env("TOOLCELL", toolcell)
+            .env("TOOLCELL_DATA_DIR", &data)
+            .env("TOOLCELL_CACHE_DIR", &cache),
+    );
     std::fs::write(
         workspace.join("toolcell.toml"),
-        "[tools.run_python]\nenabled = true\n",
+        "[tools.run_python]\nenabled = true\n[tools.run_js]\nenabled = true\n",
     )
     .unwrap();
     let expected = write_csv(&workspace.join("big.csv"));
     let wasm = std::fs::read(workspace.join(".toolcell/tools/run_python/tool.wasm")).unwrap();
+    let js_wasm = std::fs::read(workspace.join(".toolcell/tools/run_js/tool.wasm")).unwrap();
 
-    let call_process = |code: &str| {
+    let call_tool_process = |tool: &str, code: &str| {
         let mut command = Command::new(toolcell);
         command
-            .args(["tools", "call", "run_python", "--yes", "--args"])
+            .args(["tools", "call", tool, "--yes", "--args"])
             .arg(json!({ "code": code }).to_string())
             .current_dir(&workspace)
             .env("TOOLCELL_DATA_DIR", &data)
@@ -137,9 +153,13 @@ fn main() {
         assert_eq!(result["error"], Value::Null, "{result}");
         (took, result)
     };
-    let native = |code: &str| {
-        let mut command = Command::new("python3");
-        command.arg("-c").arg(code).current_dir(&workspace);
+    let call_process = |code: &str| call_tool_process("run_python", code);
+    let native = |program: &str, code: &str| {
+        let mut command = Command::new(program);
+        command
+            .arg(if program == "node" { "-e" } else { "-c" })
+            .arg(code)
+            .current_dir(&workspace);
         timed(&mut command)
     };
     // The first call compiles nothing (install did), but warms the page cache.
@@ -153,6 +173,7 @@ fn main() {
     })
     .unwrap();
     let tool = sandbox.prepare(&wasm).unwrap();
+    let js_tool = sandbox.prepare(&js_wasm).unwrap();
     let grant = ToolGrant {
         tool: "run_python".into(),
         enabled: true,
@@ -181,22 +202,43 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
-    let in_process = |code: &str| {
+    let in_cell = |tool: &toolcell::sandbox::PreparedTool, code: &str| {
         let args = json!({ "code": code }).to_string();
         let started = Instant::now();
-        let outcome = runtime.block_on(sandbox.run(&tool, &grant, &args));
+        let outcome = runtime.block_on(sandbox.run(tool, &grant, &args));
         let took = started.elapsed();
         let result = outcome.result.unwrap().to_value();
         assert_eq!(result["error"], Value::Null, "{result}");
         (took, result)
     };
+    let in_process = |code: &str| in_cell(&tool, code);
     for _ in 0..20 {
         in_process("print(1)");
+        in_cell(&js_tool, "console.log(1)");
     }
 
     let (mut print_p50, mut print_p99, mut print_process) = (Vec::new(), Vec::new(), Vec::new());
     let (mut sum_cell, mut sum_native, mut sum_in_process) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut js_p50, mut js_sum, mut js_native) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..ROUNDS {
+        let samples: Vec<Duration> = (0..CALLS)
+            .map(|_| {
+                let (took, result) = in_cell(&js_tool, "console.log(1)");
+                assert_eq!(result["stdout"], "1\n");
+                took
+            })
+            .collect();
+        js_p50.push(percentiles(samples).0);
+        let (took, result) = call_tool_process("run_js", JS_SUM_CODE);
+        let value: f64 = result["value"].as_str().unwrap().parse().unwrap();
+        assert!(
+            (value - expected).abs() < 0.01,
+            "{value} against {expected}"
+        );
+        js_sum.push(took);
+        let (took, out) = native("node", JS_SUM_CODE_PRINTED);
+        assert_eq!(out.trim().parse::<f64>().unwrap(), value);
+        js_native.push(took);
         let samples: Vec<Duration> = (0..CALLS)
             .map(|_| {
                 let (took, result) = in_process("print(1)");
@@ -217,7 +259,7 @@ fn main() {
             "{value} against {expected}"
         );
         sum_cell.push(took);
-        let (took, out) = native(SUM_CODE_PRINTED);
+        let (took, out) = native("python3", SUM_CODE_PRINTED);
         assert_eq!(out.trim(), result["value"].as_str().unwrap());
         sum_native.push(took);
         sum_in_process.push(in_process(SUM_CODE).0);
@@ -253,11 +295,34 @@ fn main() {
         "| the same: the call in process | {:.0} |",
         ms(median(sum_in_process))
     );
+    let (js_cell, node) = (median(js_sum), median(js_native));
+    println!(
+        "| `console.log(1)` with run_js in process, fresh instance, p50 | {:.2} |",
+        ms(median(js_p50))
+    );
+    println!(
+        "| sum the same column: `toolcell tools call run_js` (split and Number) | {:.0} |",
+        ms(js_cell)
+    );
+    println!(
+        "| the same: `node -e` (Node, native, with its JIT) | {:.0} |",
+        ms(node)
+    );
     println!(
         "\nratio run_python / native CPython (whole processes): {:.2}x",
         cell.as_secs_f64() / native.as_secs_f64()
     );
+    println!(
+        "ratio run_js / native Node (whole processes): {:.2}x",
+        js_cell.as_secs_f64() / node.as_secs_f64()
+    );
 }
+
+/// The same sum in JavaScript, over `run_js`'s `readText`.
+const JS_SUM_CODE: &str = "const lines = readText('big.csv').split('\\n');\nlet total = 0;\nfor (let i = 1; i < lines.length; i++) {\n  if (lines[i]) total += Number(lines[i].split(',')[2]);\n}\nMath.round(total * 100) / 100";
+
+/// [`JS_SUM_CODE`] for `node -e`, reading the file with Node's own API.
+const JS_SUM_CODE_PRINTED: &str = "const lines = require('fs').readFileSync('big.csv', 'utf8').split('\\n');\nlet total = 0;\nfor (let i = 1; i < lines.length; i++) {\n  if (lines[i]) total += Number(lines[i].split(',')[2]);\n}\nconsole.log(Math.round(total * 100) / 100)";
 
 /// [`SUM_CODE`] with its last expression printed, for `python3 -c`.
 const SUM_CODE_PRINTED: &str = "import csv\nwith open('big.csv', newline='') as f:\n    rows = csv.reader(f)\n    next(rows)\n    total = sum(float(row[2]) for row in rows)\nprint(repr(round(total, 2)))";

@@ -1,5 +1,6 @@
-//! `run_python`: installed with the one command the README gives (a pinned
-//! componentize-py builds `tools-code/run_python`), offered only once the
+//! `run_python` and `run_js`: installed with the one command the README
+//! gives (a pinned componentize-py or ComponentizeJS builds
+//! `tools-code/TOOL`), offered only once the
 //! config enables it, doing the data tasks models use code for on real
 //! files, and containing code that tries to get out: each attempt ends with
 //! a clear error, nothing outside the roots is touched, and the next call
@@ -8,50 +9,58 @@
 use crate::harness::Workspace;
 use crate::polyglot;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use std::sync::OnceLock;
 
-/// The folder `tools-code/run_python/install.sh` installed the tool into
+/// The folder `tools-code/TOOL/install.sh` installed `tool` into
 /// (`tool.toml` and `tool.wasm`), built once per test run.
-fn installed() -> &'static Path {
+fn installed(tool: &str) -> PathBuf {
     static INSTALLED: OnceLock<(Workspace, PathBuf)> = OnceLock::new();
-    &INSTALLED
-        .get_or_init(|| {
-            let ws = Workspace::new();
-            let script = concat!(
-                env!("CARGO_MANIFEST_DIR"),
-                "/../tools-code/run_python/install.sh"
-            );
-            let output = Command::new("bash")
-                .arg(script)
-                .current_dir(&ws.root)
-                .env("COMPONENTIZE_PY", &polyglot::toolchains().componentize_py)
-                .env("TOOLCELL", env!("CARGO_BIN_EXE_toolcell"))
-                .env("TOOLCELL_DATA_DIR", &ws.data)
-                .env("TOOLCELL_CACHE_DIR", &ws.cache)
-                .output()
-                .expect("running install.sh");
-            let said = String::from_utf8_lossy(&output.stdout);
-            assert!(
-                output.status.success(),
-                "install.sh failed: {said}\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            );
-            assert!(said.contains("installed `run_python`"), "{said}");
-            let folder = ws.root.join(".toolcell/tools/run_python");
-            (ws, folder)
-        })
-        .1
+    static INSTALLED_JS: OnceLock<(Workspace, PathBuf)> = OnceLock::new();
+    let once = if tool == "run_js" {
+        &INSTALLED_JS
+    } else {
+        &INSTALLED
+    };
+    once.get_or_init(|| {
+        let ws = Workspace::new();
+        let script = format!(
+            "{}/../tools-code/{tool}/install.sh",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let toolchains = polyglot::toolchains();
+        let output = Command::new("bash")
+            .arg(script)
+            .current_dir(&ws.root)
+            .env("COMPONENTIZE_PY", &toolchains.componentize_py)
+            .env("COMPONENTIZE_JS_NODE_MODULES", &toolchains.js_node_modules)
+            .env("TOOLCELL", env!("CARGO_BIN_EXE_toolcell"))
+            .env("TOOLCELL_DATA_DIR", &ws.data)
+            .env("TOOLCELL_CACHE_DIR", &ws.cache)
+            .output()
+            .expect("running install.sh");
+        let said = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success(),
+            "install.sh of {tool} failed: {said}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(said.contains(&format!("installed `{tool}`")), "{said}");
+        let folder = ws.root.join(".toolcell/tools").join(tool);
+        (ws, folder)
+    })
+    .1
+    .clone()
 }
 
-/// A workspace with `run_python` installed and `config` as its config.
-fn workspace_with_run_python(config: &str) -> Workspace {
+/// A workspace with `tool` installed and `config` as its config.
+fn workspace_with(tool: &str, config: &str) -> Workspace {
     let ws = Workspace::new();
-    let tools = ws.root.join(".toolcell/tools/run_python");
+    let tools = ws.root.join(".toolcell/tools").join(tool);
     std::fs::create_dir_all(&tools).unwrap();
     for file in ["tool.toml", "tool.wasm"] {
-        std::fs::copy(installed().join(file), tools.join(file)).unwrap();
+        std::fs::copy(installed(tool).join(file), tools.join(file)).unwrap();
     }
     if !config.is_empty() {
         ws.write("toolcell.toml", config);
@@ -59,13 +68,23 @@ fn workspace_with_run_python(config: &str) -> Workspace {
     ws
 }
 
+/// A workspace with `run_python` installed and `config` as its config.
+fn workspace_with_run_python(config: &str) -> Workspace {
+    workspace_with("run_python", config)
+}
+
 /// Runs `code` (with `extra` arguments); the tool's result.
 fn run(ws: &Workspace, code: &str, extra: Value) -> Value {
+    run_in(ws, "run_python", code, extra)
+}
+
+/// Runs `code` with `tool` (with `extra` arguments); the tool's result.
+fn run_in(ws: &Workspace, tool: &str, code: &str, extra: Value) -> Value {
     let mut args = json!({ "code": code });
     args.as_object_mut()
         .unwrap()
         .extend(extra.as_object().cloned().unwrap_or_default());
-    ws.call_ok("run_python", args)
+    ws.call_ok(tool, args)
 }
 
 /// The error `code` ended with; it must have ended with one.
@@ -260,5 +279,142 @@ fn run_python_code_that_tries_to_get_out_ends_with_a_clear_error_and_touches_not
     // The environment the host runs in is not the code's.
     let environment = run(&ws, "import os\ndict(os.environ)", json!({}));
     assert_eq!(environment["value"], "{}", "{environment}");
+    still_works(&ws);
+}
+
+const JS_ENABLED: &str = "[tools.run_js]\nenabled = true\n";
+
+#[test]
+fn run_js_installs_with_one_command_does_data_tasks_and_contains_what_its_code_tries() {
+    let ws = workspace_with("run_js", "");
+    let (code, envelope) = ws.call("run_js", json!({"code": "1"}));
+    assert_ne!(code, 0, "{envelope}");
+    assert_eq!(envelope["error"]["kind"], "disabled", "{envelope}");
+
+    let mut ws = workspace_with(
+        "run_js",
+        &format!("{JS_ENABLED}timeout_ms = 3000\nmemory_mb = 128\n"),
+    );
+    ws.env("TOOLCELL_TEST_SECRET", "s3cr3t-value");
+    std::fs::write(ws.outer.join("outside.txt"), "outside secret").unwrap();
+    ws.write(
+        "data/sales.csv",
+        "region,total\nnorth,10.5\nsouth,4\nnorth,1.5\n",
+    );
+    ws.write("data/a.json", r#"{"size": 3}"#);
+    ws.write("data/b.json", r#"{"size": "#);
+    let js = |code: &str| run_in(&ws, "run_js", code, json!({}));
+    let still_works = |ws: &Workspace| {
+        assert_eq!(
+            run_in(ws, "run_js", "console.log(6 * 7)", json!({}))["stdout"],
+            "42\n"
+        );
+    };
+
+    // A column summed, files checked, args and stdin, the last expression.
+    let summed = js(
+        "const rows = readText('data/sales.csv').trim().split('\\n').slice(1).map(l => l.split(','));\nconsole.log(rows.length, 'rows');\nrows.reduce((s, r) => s + Number(r[1]), 0)",
+    );
+    assert_eq!(summed["stdout"], "3 rows\n", "{summed}");
+    assert_eq!(summed["value"], "16", "{summed}");
+    let checked = js(
+        "listDir('data').filter(n => n.endsWith('.json')).filter(n => { try { JSON.parse(readText('data/' + n)); return false } catch { return true } })",
+    );
+    assert_eq!(checked["value"], r#"["b.json"]"#, "{checked}");
+    let given = run_in(
+        &ws,
+        "run_js",
+        "[args, stdin.toUpperCase()]",
+        json!({"args": ["--fast"], "stdin": "abc"}),
+    );
+    assert_eq!(given["value"], r#"[["--fast"],"ABC"]"#, "{given}");
+
+    // Errors: name, message, the code's own frames.
+    let failed = js("function ratio(a) {\n  return a.b.c\n}\nratio({})");
+    let error = failed["error"].as_str().unwrap();
+    assert!(error.starts_with("TypeError"), "{error}");
+    assert!(error.contains("at ratio (<code>:2:"), "{error}");
+    assert!(!error.contains("tool.js"), "the tool's own frames: {error}");
+    let syntax = js("1\n syntax error here");
+    assert!(
+        syntax["error"].as_str().unwrap().contains("SyntaxError"),
+        "{syntax}"
+    );
+    assert!(
+        syntax["error"].as_str().unwrap().contains("<code>:2:"),
+        "{syntax}"
+    );
+
+    // A flood of output is cut, and the cut said.
+    let flood = js("console.log('x'.repeat(300000))");
+    assert_eq!(
+        flood["stdout"].as_str().unwrap().len(),
+        100_000,
+        "{}",
+        flood["cut"]
+    );
+    assert_eq!(flood["cut"]["stdout"], 200_001, "{}", flood["cut"]);
+
+    // An endless loop is stopped at the deadline; memory past the cap is an
+    // error; the next call is fresh.
+    let (kind, message) = ws.call_refused("run_js", json!({"code": "while (true) {}"}));
+    assert!(message.contains("time limit"), "{kind}: {message}");
+    still_works(&ws);
+    let (code, envelope) = ws.call(
+        "run_js",
+        json!({"code": "const a = []; while (true) a.push(new Array(1e6).fill(1))"}),
+    );
+    assert!(
+        (code == 0 && envelope.to_string().contains("out of memory")) || code == 3,
+        "{envelope}"
+    );
+    still_works(&ws);
+
+    // No network, no programs, no environment, nothing outside the roots.
+    let fetched = js("fetch('http://127.0.0.1:1/')");
+    assert!(
+        fetched["error"].as_str().unwrap().contains("no network"),
+        "{fetched}"
+    );
+    let host = js("[typeof require, typeof process, typeof Deno]");
+    assert_eq!(
+        host["value"], r#"["undefined","undefined","undefined"]"#,
+        "{host}"
+    );
+    for code in [
+        "readText('/etc/passwd')",
+        "readText('../outside.txt')",
+        "readText('data/../../outside.txt')",
+        "writeText('../outside.txt', 'changed')",
+        "writeText('../new-outside.txt', 'x')",
+    ] {
+        let result = js(code);
+        let text = result.to_string();
+        assert!(result["error"].is_string(), "{code}: {result}");
+        assert!(text.contains("runs in a sandbox"), "{code}: {result}");
+        assert!(
+            !text.contains("root:") && !text.contains("outside secret"),
+            "{code}: {result}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(ws.outer.join("outside.txt")).unwrap(),
+        "outside secret"
+    );
+    assert!(!ws.outer.join("new-outside.txt").exists());
+
+    // Read-only unless the config says otherwise.
+    let refused = js("writeText('data/new.txt', 'x')");
+    assert!(refused["error"].is_string(), "{refused}");
+    assert!(!ws.root.join("data/new.txt").exists());
+    ws.write("toolcell.toml", &format!("{JS_ENABLED}fs = \"write\"\n"));
+    let wrote = run_in(
+        &ws,
+        "run_js",
+        "writeText('data/new.txt', 'made by code')",
+        json!({}),
+    );
+    assert_eq!(wrote["value"], "12", "{wrote}");
+    assert_eq!(ws.read("data/new.txt"), "made by code");
     still_works(&ws);
 }
