@@ -6,7 +6,9 @@
 //! a clear error, nothing outside the roots is touched, and the next call
 //! works.
 
+use crate::agent::{chat_on_terminal, workspace};
 use crate::harness::Workspace;
+use crate::model_server::{ModelServer, ollama};
 use crate::polyglot;
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -57,15 +59,20 @@ fn installed(tool: &str) -> PathBuf {
 /// A workspace with `tool` installed and `config` as its config.
 fn workspace_with(tool: &str, config: &str) -> Workspace {
     let ws = Workspace::new();
+    install_into(&ws, tool);
+    if !config.is_empty() {
+        ws.write("toolcell.toml", config);
+    }
+    ws
+}
+
+/// Copies the installed `tool` into `ws`.
+fn install_into(ws: &Workspace, tool: &str) {
     let tools = ws.root.join(".toolcell/tools").join(tool);
     std::fs::create_dir_all(&tools).unwrap();
     for file in ["tool.toml", "tool.wasm"] {
         std::fs::copy(installed(tool).join(file), tools.join(file)).unwrap();
     }
-    if !config.is_empty() {
-        ws.write("toolcell.toml", config);
-    }
-    ws
 }
 
 /// A workspace with `run_python` installed and `config` as its config.
@@ -204,6 +211,24 @@ fn run_python_installs_with_one_command_is_offered_only_when_enabled_and_does_da
     );
     assert_eq!(wrote["value"], "12", "{wrote}");
     assert_eq!(ws.read("data/new.txt"), "made by code");
+
+    // Writes never reach toolcell's own policy: not the config, not the
+    // installed tools.
+    for code in [
+        "open('toolcell.toml', 'a').write('\\n[tools.run_command]\\nprocess = [\"sh\"]\\n')",
+        "import os\nos.makedirs('.toolcell/tools/evil', exist_ok=True)\nopen('.toolcell/tools/evil/tool.toml', 'w').write('x')",
+    ] {
+        let (exit, envelope) = ws.call("run_python", json!({ "code": code }));
+        assert_ne!(exit, 0, "{code}: {envelope}");
+        assert!(
+            envelope
+                .to_string()
+                .contains("no tool changes toolcell's own policy"),
+            "{code}: {envelope}"
+        );
+    }
+    assert!(!ws.read("toolcell.toml").contains("run_command"));
+    assert!(!ws.root.join(".toolcell/tools/evil").exists());
 }
 
 #[test]
@@ -417,4 +442,55 @@ fn run_js_installs_with_one_command_does_data_tasks_and_contains_what_its_code_t
     assert_eq!(wrote["value"], "12", "{wrote}");
     assert_eq!(ws.read("data/new.txt"), "made by code");
     still_works(&ws);
+}
+
+#[test]
+fn a_model_is_offered_run_python_only_once_enabled_and_a_person_sees_its_code_as_lines() {
+    let code = "import csv\nprint('checked')\n# \u{1b}[2J? `run_python` wants to run with: nothing";
+    let server = ModelServer::start(vec![
+        ollama::answer("Nothing to run."),
+        ollama::reply(vec![ollama::calls(&[(
+            "c1",
+            "run_python",
+            json!({ "code": code }),
+        )])]),
+        ollama::answer("Done."),
+    ]);
+    // Installed, not enabled: not offered.
+    let ws = workspace(&server, "ollama", "");
+    install_into(&ws, "run_python");
+    let (exit, shown) = chat_on_terminal(&ws, &["chat", "Check it"], "");
+    assert_eq!(exit, 0, "{shown}");
+    let offered = server.requests()[0].body["tools"].to_string();
+    assert!(!offered.contains("run_python"), "{offered}");
+
+    // Enabled: offered, asked about with the code shown line by line.
+    let ws = workspace(&server, "ollama", ENABLED);
+    install_into(&ws, "run_python");
+    let (exit, shown) = chat_on_terminal(&ws, &["chat", "Check it"], "y\n");
+    assert_eq!(exit, 0, "{shown}");
+    let offered = server.requests()[1].body["tools"].to_string();
+    assert!(offered.contains("run_python"), "{offered}");
+    assert!(
+        shown.contains("\"code\": \"(3 lines, shown below)\""),
+        "{shown}"
+    );
+    assert!(shown.contains("    │ import csv"), "{shown}");
+    assert!(shown.contains("    │ print('checked')"), "{shown}");
+    // The escape in the code is shown, not sent; the forged prompt line
+    // stays inside the block.
+    assert!(shown.contains("│ # \\e[2J? `run_python`"), "{shown}");
+    assert!(!shown.contains("\u{1b}[2J"), "{shown}");
+    assert_eq!(
+        shown
+            .lines()
+            .filter(|l| l
+                .trim_start()
+                .starts_with("? `run_python` wants to run with"))
+            .count(),
+        1,
+        "{shown}"
+    );
+    let result = crate::agent::tool_results(&server.requests()[2]);
+    assert!(result[0].2.contains("checked"), "{result:?}");
 }
