@@ -20,6 +20,8 @@
 mod cargo_component;
 #[path = "../../tests/support/fixture.rs"]
 mod fixture;
+#[path = "support/grant.rs"]
+mod grant;
 #[path = "support/stats.rs"]
 mod stats;
 
@@ -33,8 +35,7 @@ use toolcell::call::dispatch::Dispatcher;
 use toolcell::call::runner::ToolRunner;
 use toolcell::config::WorkspaceConfig;
 use toolcell::registry::Registry;
-use toolcell::registry::grant::ApprovalMode;
-use toolcell::registry::grant::{ApprovalSource, ToolGrant};
+use toolcell::registry::grant::ToolGrant;
 use toolcell::sandbox::{Allocation, PreparedTool, Sandbox, SandboxOptions};
 use toolcell::tool::limits::Limits;
 
@@ -59,26 +60,15 @@ fn micros(d: Duration) -> f64 {
 }
 
 fn no_grant() -> ToolGrant {
-    ToolGrant {
-        tool: "bench".into(),
-        enabled: true,
-        approval: ApprovalMode::Auto,
-        approval_source: ApprovalSource::Manifest,
-        preopens: Vec::new(),
-        env: Vec::new(),
-        network: Vec::new(),
-        process: Vec::new(),
-        sandbox: Default::default(),
-        read: Vec::new(),
-        write: Vec::new(),
-        limits: Limits {
+    grant::read_only(
+        "bench",
+        None,
+        Limits {
             timeout_ms: 10_000,
             memory_mb: 64,
             max_output_bytes: 1 << 20,
         },
-        files: Default::default(),
-        policy_changes: Vec::new(),
-    }
+    )
 }
 
 fn main() {

@@ -21,6 +21,8 @@
     reason = "polyglot.rs builds Rust tools with it; this bench does not"
 )]
 mod cargo_component;
+#[path = "support/grant.rs"]
+mod grant;
 #[path = "../../tests/support/polyglot.rs"]
 #[allow(dead_code, reason = "only the toolchains are used here")]
 mod polyglot;
@@ -34,7 +36,7 @@ use stats::{median, percentiles};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use toolcell::registry::grant::{ApprovalMode, ApprovalSource, Preopen, ToolGrant};
+
 use toolcell::sandbox::{Allocation, Sandbox, SandboxOptions};
 use toolcell::tool::limits::Limits;
 
@@ -174,30 +176,15 @@ fn main() {
     .unwrap();
     let tool = sandbox.prepare(&wasm).unwrap();
     let js_tool = sandbox.prepare(&js_wasm).unwrap();
-    let grant = ToolGrant {
-        tool: "run_python".into(),
-        enabled: true,
-        approval: ApprovalMode::Auto,
-        approval_source: ApprovalSource::Config,
-        preopens: vec![Preopen {
-            host: workspace.clone(),
-            guest: ".".into(),
-            writable: false,
-        }],
-        env: Vec::new(),
-        network: Vec::new(),
-        process: Vec::new(),
-        sandbox: Default::default(),
-        read: Vec::new(),
-        write: Vec::new(),
-        limits: Limits {
+    let grant = grant::read_only(
+        "run_python",
+        Some(&workspace),
+        Limits {
             timeout_ms: 60_000,
             memory_mb: 512,
             max_output_bytes: 262_144,
         },
-        files: Default::default(),
-        policy_changes: Vec::new(),
-    };
+    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -21,6 +21,8 @@
 
 #[path = "../../tests/support/cargo_component.rs"]
 mod cargo_component;
+#[path = "support/grant.rs"]
+mod grant;
 #[path = "../../tests/support/polyglot.rs"]
 mod polyglot;
 #[path = "../../tests/support/setup_script.rs"]
@@ -31,8 +33,6 @@ mod stats;
 use stats::{median, percentiles};
 use std::time::{Duration, Instant};
 use toolcell::install::scaffold::Lang;
-use toolcell::registry::grant::ApprovalMode;
-use toolcell::registry::grant::{ApprovalSource, Preopen, ToolGrant};
 use toolcell::sandbox::{Allocation, Sandbox, SandboxOptions};
 use toolcell::tool::limits::Limits;
 
@@ -152,30 +152,15 @@ fn main() {
         prepared.push((*lang, *what, sandbox, tool));
     }
 
-    let grant = ToolGrant {
-        tool: "word_count".into(),
-        enabled: true,
-        approval: ApprovalMode::Auto,
-        approval_source: ApprovalSource::Manifest,
-        preopens: vec![Preopen {
-            host: workspace.clone(),
-            guest: ".".into(),
-            writable: false,
-        }],
-        env: Vec::new(),
-        network: Vec::new(),
-        process: Vec::new(),
-        sandbox: Default::default(),
-        read: Vec::new(),
-        write: Vec::new(),
-        limits: Limits {
+    let grant = grant::read_only(
+        "word_count",
+        Some(&workspace),
+        Limits {
             timeout_ms: 10_000,
             memory_mb: 256,
             max_output_bytes: 4096,
         },
-        files: Default::default(),
-        policy_changes: Vec::new(),
-    };
+    );
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -30,12 +30,14 @@ if [[ -z ${COMPONENTIZE_JS_NODE_MODULES:-} ]]; then
     COMPONENTIZE_JS_NODE_MODULES="$toolchain/node_modules"
 fi
 
+toolcell=${TOOLCELL:-toolcell}
 build=$(mktemp -d)
 trap 'rm -rf "$build"' EXIT
-mkdir "$build/wit"
-cp "$here/tool.toml" "$here/tool.js" "$here/build.mjs" "$build/"
-cp "$here/../../tools-wasm/wit/tool.wit" "$build/wit/"
+# The JavaScript scaffold of `toolcell tools new` (its build.mjs and the
+# tool contract), with this tool's code and manifest in place of its example.
+"$toolcell" tools new run_js --lang js --dir "$build" >/dev/null
+cp "$here/tool.toml" "$here/tool.js" "$build/"
 ln -s "$COMPONENTIZE_JS_NODE_MODULES" "$build/node_modules"
-(cd "$build" && node build.mjs)
-rm -r "$build/node_modules" "$build/wit" "$build/tool.js" "$build/build.mjs"
-"${TOOLCELL:-toolcell}" tools add "$build" --yes "$@"
+(cd "$build" && node build.mjs >&2)
+rm "$build/node_modules"
+"$toolcell" tools add "$build" --yes "$@"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds `run_python` (app.py, with the Python interpreter and standard
-# library inside, about 18 MB) with a pinned componentize-py from PyPI and
+# library inside, about 22 MB) with a pinned componentize-py from PyPI and
 # installs it with `toolcell tools add`. Arguments go to `tools add`:
 #
 #   bash tools-code/run_python/install.sh            # into the workspace here
@@ -12,7 +12,6 @@
 set -Eeuo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-wit="$here/../../tools-wasm/wit/tool.wit"
 version=0.25.1
 
 if [[ -z ${COMPONENTIZE_PY:-} ]]; then
@@ -27,10 +26,12 @@ if [[ -z ${COMPONENTIZE_PY:-} ]]; then
     COMPONENTIZE_PY="$venv/bin/componentize-py"
 fi
 
+toolcell=${TOOLCELL:-toolcell}
 build=$(mktemp -d)
 trap 'rm -rf "$build"' EXIT
-mkdir "$build/wit"
+# The Python scaffold of `toolcell tools new` (the tool contract and its
+# build command), with this tool's code and manifest in place of its example.
+"$toolcell" tools new run_python --lang python --dir "$build" >/dev/null
 cp "$here/app.py" "$here/tool.toml" "$build/"
-cp "$wit" "$build/wit/tool.wit"
 (cd "$build" && "$COMPONENTIZE_PY" -d wit -w tool-component componentize app -o run_python.wasm >&2)
-"${TOOLCELL:-toolcell}" tools add "$build" --yes "$@"
+"$toolcell" tools add "$build" --yes "$@"
