@@ -189,15 +189,61 @@ fn run_python_installs_with_one_command_is_offered_only_when_enabled_and_does_da
     let syntax = error_of(&ws, "print(1 +");
     assert!(syntax.contains("SyntaxError"), "{syntax}");
 
-    // A flood of output is cut, and the cut said.
+    // A flood of output is cut, and the cut said: by the bytes it takes in
+    // the answer (100,000 with its quotes), so wide characters and escapes
+    // are cut too, never failing the call at the output cap.
     let flood = run(&ws, "print('x' * 300000)", json!({}));
     assert_eq!(
         flood["stdout"].as_str().unwrap().len(),
-        100_000,
+        99_998,
         "{}",
         flood["cut"]
     );
-    assert_eq!(flood["cut"]["stdout"], 200_001, "{}", flood["cut"]);
+    assert_eq!(flood["cut"]["stdout"], 200_003, "{}", flood["cut"]);
+    for code in [
+        "print('😀' * 100000)",
+        "print('\\x01' * 60000)",
+        "print('\\ud800' * 10)",
+    ] {
+        let result = run(&ws, code, json!({}));
+        assert_eq!(result["error"], Value::Null, "{code}: {}", result["error"]);
+        assert!(!result["stdout"].as_str().unwrap().is_empty(), "{code}");
+    }
+    // Text that is not UTF-8 (a lone surrogate, as from a file name that
+    // is not) is shown as its escape, not a crash.
+    let surrogate = run(
+        &ws,
+        "print('a\\udc80b')\nraise ValueError('\\ud800')",
+        json!({}),
+    );
+    assert_eq!(surrogate["stdout"], "a\\udc80b\n", "{surrogate}");
+    assert!(
+        surrogate["error"]
+            .as_str()
+            .unwrap()
+            .contains("ValueError: \\ud800"),
+        "{surrogate}"
+    );
+    // Code that replaces what the answer is built with does not forge it.
+    let forged = run(
+        &ws,
+        "import json, sys\njson.dumps = lambda *a, **k: '{\"ok\": true}'\nsys.modules['app'].describe = lambda e: None\nraise RuntimeError('real')",
+        json!({}),
+    );
+    assert!(
+        forged["error"]
+            .as_str()
+            .unwrap()
+            .contains("RuntimeError: real"),
+        "{forged}"
+    );
+    // Zip archives (member names in cp437) and large integers.
+    let zipped = run(
+        &ws,
+        "import io, zipfile\nb = io.BytesIO()\nwith zipfile.ZipFile(b, 'w') as z:\n    z.writestr('a.txt', 'hi')\n(zipfile.ZipFile(b).read('a.txt'), len(str(7 ** 4000)))",
+        json!({}),
+    );
+    assert_eq!(zipped["value"], "(b'hi', 3381)", "{zipped}");
 
     // Read-only unless the config says otherwise.
     let refused = error_of(&ws, "open('data/new.txt', 'w').write('x')");
@@ -211,6 +257,31 @@ fn run_python_installs_with_one_command_is_offered_only_when_enabled_and_does_da
     );
     assert_eq!(wrote["value"], "12", "{wrote}");
     assert_eq!(ws.read("data/new.txt"), "made by code");
+
+    // A link may point within the roots, never out of them (the user's own
+    // shell and programs would follow it).
+    let linked = run(
+        &ws,
+        "import os\nos.symlink('new.txt', 'data/near')\nopen('data/near').read()",
+        json!({}),
+    );
+    assert_eq!(linked["value"], "'made by code'", "{linked}");
+    for target in [
+        "../../outside.txt",
+        "../..",
+        "/etc/passwd",
+        "sub/../../../x",
+    ] {
+        let refused = error_of(
+            &ws,
+            &format!("import os\nos.symlink({target:?}, 'data/far')"),
+        );
+        assert!(refused.contains("PermissionError"), "{target}: {refused}");
+        assert!(
+            std::fs::symlink_metadata(ws.root.join("data/far")).is_err(),
+            "{target}"
+        );
+    }
 
     // Writes never reach toolcell's own policy: not the config, not the
     // installed tools.
@@ -370,15 +441,44 @@ fn run_js_installs_with_one_command_does_data_tasks_and_contains_what_its_code_t
         "{syntax}"
     );
 
-    // A flood of output is cut, and the cut said.
+    // A flood of output is cut by its bytes in the answer, and the cut said.
     let flood = js("console.log('x'.repeat(300000))");
     assert_eq!(
         flood["stdout"].as_str().unwrap().len(),
-        100_000,
+        99_998,
         "{}",
         flood["cut"]
     );
-    assert_eq!(flood["cut"]["stdout"], 200_001, "{}", flood["cut"]);
+    assert_eq!(flood["cut"]["stdout"], 200_003, "{}", flood["cut"]);
+    // Wide output is cut by its bytes; lone surrogates become U+FFFD; code
+    // that replaces what the answer is built with does not break it; async
+    // code is said not to be waited for.
+    let wide = js("console.log('😀'.repeat(100000)); '\\ud800'");
+    assert_eq!(wide["value"], "\u{fffd}", "{}", wide["value"]);
+    assert!(
+        wide["cut"]["stdout"].as_u64().unwrap() > 0,
+        "{}",
+        wide["cut"]
+    );
+    let forged =
+        js("JSON.stringify = () => 5; Array.prototype.join = () => 'J'; throw new Error('real')");
+    assert!(
+        forged["error"].as_str().unwrap().starts_with("Error: real"),
+        "{forged}"
+    );
+    let awaited = js("(async () => { await 0; console.log('late') })()");
+    assert!(
+        awaited["value"].as_str().unwrap().contains("does not wait"),
+        "{awaited}"
+    );
+    let odd = js("throw new Proxy({}, { get() { throw 1 } })");
+    assert!(
+        odd["error"]
+            .as_str()
+            .unwrap()
+            .contains("could not be shown"),
+        "{odd}"
+    );
 
     // An endless loop is stopped at the deadline; memory past the cap is an
     // error; the next call is fresh.

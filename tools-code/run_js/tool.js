@@ -21,10 +21,14 @@
 
 import { getDirectories } from 'wasi:filesystem/preopens@0.2.12';
 
-// Each printed stream is kept to this many characters (see run_python).
+// What each printed stream keeps in memory while the code runs, in
+// characters; the answer then keeps what fits in STREAM_BYTES.
 const STREAM_CAP = 100000;
-// The value's text and the error's are kept to this many characters.
-const TEXT_CAP = 20000;
+// Each printed stream's share of the answer, in bytes of its JSON (see
+// run_python: the answer stays under the manifest's 256 KiB cap).
+const STREAM_BYTES = 100000;
+// The value's and the error's share, in bytes of JSON.
+const TEXT_BYTES = 20000;
 // How many of the code's own frames an error shows (the last ones).
 const FRAMES = 5;
 // Said after an error that comes from what the cell does not offer.
@@ -46,8 +50,51 @@ class CellError extends Error {
   }
 }
 
-function shorten(text, cap = TEXT_CAP) {
-  return text.length <= cap ? text : `${text.slice(0, cap)}… (${text.length - cap} more characters)`;
+// What the answer is built with, taken before any code runs: code that
+// replaces `JSON.stringify`, `String.prototype.slice` or `Array.prototype.join`
+// changes its own world, not how its answer is reported.
+const apply = Reflect.apply;
+const stringify = JSON.stringify;
+const slice = String.prototype.slice;
+const replace = String.prototype.replace;
+const join = Array.prototype.join;
+const push = Array.prototype.push;
+const encode = TextEncoder.prototype.encode;
+const encoder = new TextEncoder();
+const isPromise = (value) => value instanceof Promise;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+function jsonSize(text) {
+  return apply(encode, encoder, [apply(stringify, JSON, [text])]).length;
+}
+
+/** `text` made sendable (a lone surrogate as U+FFFD) and cut to `budget`
+ * bytes of JSON, and how many characters were cut. */
+function fitted(text, budget) {
+  text = apply(replace, String(text), [LONE_SURROGATE, '\uFFFD']);
+  if (jsonSize(text) <= budget) return [text, 0];
+  let low = 0;
+  let high = text.length;
+  while (low < high) {
+    const middle = Math.floor((low + high + 1) / 2);
+    if (jsonSize(apply(slice, text, [0, middle])) <= budget) low = middle;
+    else high = middle - 1;
+  }
+  return [apply(slice, text, [0, low]), text.length - low];
+}
+
+function shorten(text) {
+  const [kept, cut] = fitted(text, TEXT_BYTES);
+  return cut ? `${kept}… (${cut} more characters)` : kept;
+}
+
+/** `show(thing)`, or a plain word when the code made that fail. */
+function safely(show, thing, what) {
+  try {
+    return show(thing);
+  } catch (e) {
+    return `(${what} could not be shown)`;
+  }
 }
 
 class Capped {
@@ -60,14 +107,14 @@ class Capped {
   write(text) {
     const room = this.cap - this.kept;
     if (room > 0) {
-      const part = text.slice(0, room);
-      this.parts.push(part);
+      const part = apply(slice, text, [0, room]);
+      apply(push, this.parts, [part]);
       this.kept += part.length;
     }
     this.dropped += Math.max(0, text.length - Math.max(room, 0));
   }
   text() {
-    return this.parts.join('');
+    return apply(join, this.parts, ['']);
   }
 }
 
@@ -124,7 +171,7 @@ function onFile(path, what, operation) {
 
 function readBytes(path) {
   return onFile(path, 'read', (dir, rel) => {
-    const fd = dir.openAt({ symlinkFollow: false }, rel, {}, { read: true });
+    const fd = dir.openAt({ symlinkFollow: true }, rel, {}, { read: true });
     const size = Number(fd.stat().size);
     const data = new Uint8Array(size);
     let offset = 0;
@@ -144,7 +191,7 @@ function readText(path) {
 
 function listDir(path = '.') {
   return onFile(path, 'list', (dir, rel) => {
-    const folder = rel === '.' ? dir : dir.openAt({ symlinkFollow: false }, rel, { directory: true }, { read: true });
+    const folder = rel === '.' ? dir : dir.openAt({ symlinkFollow: true }, rel, { directory: true }, { read: true });
     const stream = folder.readDirectory();
     const names = [];
     for (let entry = stream.readDirectoryEntry(); entry; entry = stream.readDirectoryEntry()) {
@@ -168,21 +215,21 @@ function writeText(path, text) {
 
 /** The exception's text with the code's own last frames. */
 function described(error) {
-  if (!(error instanceof Error)) return shorten(`Uncaught ${shown(error)}`);
+  if (!(error instanceof Error)) return `Uncaught ${shown(error)}`;
   const frames = String(error.stack ?? '')
     .split('\n')
     .filter((line) => line.includes('> eval:'))
     .map((line) => {
-      const [fn, place] = line.split('@');
-      const at = place.replace(/^.*> eval:/, '<code>:');
-      return fn ? `  at ${fn} (${at})` : `  at ${at}`;
+      const at = line.indexOf('@');
+      const fn = at > 0 ? line.slice(0, at) : '';
+      const place = line.slice(at + 1).replace(/^.*> eval:/, '<code>:');
+      return fn ? `  at ${fn} (${place})` : `  at ${place}`;
     });
   // A syntax error has no frames of the code, only its place.
   if (!frames.length && error instanceof SyntaxError && typeof error.lineNumber === 'number') {
     frames.push(`  at <code>:${error.lineNumber}:${error.columnNumber}`);
   }
-  const text = [`${error.name}: ${error.message}`, ...frames.slice(0, FRAMES)].join('\n');
-  return shorten(text);
+  return apply(join, [`${error.name}: ${error.message}`, ...frames.slice(0, FRAMES)], ['\n']);
 }
 
 export const tool = {
@@ -225,19 +272,24 @@ export const tool = {
       // Indirect eval: the code runs as a script of its own, in the global
       // scope, and its completion value is its last expression's.
       const result = (0, eval)(code);
-      if (result !== undefined) value = shorten(shown(result));
+      if (isPromise(result)) {
+        value = 'a Promise: run_js does not wait for async code (the call ends when the script does); write it without await';
+      } else if (result !== undefined) {
+        value = safely(shown, result, 'the value');
+      }
     } catch (e) {
-      error = described(e);
+      error = safely(described, e, 'the error');
     }
+    const answer = { stdout: '', stderr: '', value: null, error: null, cut: null };
     const cut = {};
-    if (stdout.dropped) cut.stdout = stdout.dropped;
-    if (stderr.dropped) cut.stderr = stderr.dropped;
-    return JSON.stringify({
-      stdout: stdout.text(),
-      stderr: stderr.text(),
-      value,
-      error,
-      cut: Object.keys(cut).length ? cut : null,
-    });
+    for (const [name, stream] of [['stdout', stdout], ['stderr', stderr]]) {
+      const [text, more] = fitted(safely(() => stream.text(), null, name), STREAM_BYTES);
+      answer[name] = text;
+      if (stream.dropped + more) cut[name] = stream.dropped + more;
+    }
+    if (value !== null) answer.value = shorten(value);
+    if (error !== null) answer.error = shorten(error);
+    if (cut.stdout || cut.stderr) answer.cut = cut;
+    return apply(stringify, JSON, [answer]);
   },
 };

@@ -41,6 +41,12 @@ PRELOADED = (
     "struct", "tarfile", "textwrap", "time", "tomllib", "typing",
     "unicodedata", "urllib.parse", "uuid", "xml.dom.minidom",
     "xml.etree.ElementTree", "zipfile", "zlib", "zoneinfo",
+    # Codecs looked up by name at run time (zip member names are cp437).
+    "encodings.ascii", "encodings.cp437", "encodings.cp1252",
+    "encodings.idna", "encodings.latin_1", "encodings.utf_16",
+    "encodings.utf_8_sig", "encodings.unicode_escape",
+    # Large integers' str() and int() in pure Python.
+    "_pylong",
 )
 for _name in PRELOADED:
     try:
@@ -48,14 +54,19 @@ for _name in PRELOADED:
     except ImportError:  # not in this interpreter's build: left out
         pass
 
-# Each printed stream is kept to this many characters: with the other
-# stream, the value and the error it stays under the manifest's output cap
-# (256 KiB), so a chatty loop is cut here, with the count said, instead of
-# failing the whole call at the host's cap.
+# What each printed stream keeps in memory while the code runs, in
+# characters; the answer then keeps what fits in STREAM_BYTES.
 STREAM_CAP = 100_000
 
-# The value's repr and the error's text are kept to this many characters.
-TEXT_CAP = 20_000
+# Each printed stream's share of the answer, in bytes of its JSON (a
+# character may take up to six, `\u0001`): with the other stream, the value
+# and the error the answer stays under the manifest's output cap (256 KiB),
+# so a chatty loop is cut here, with the count said, instead of failing the
+# whole call at the host's cap.
+STREAM_BYTES = 100_000
+
+# The value's and the error's share, in bytes of JSON.
+TEXT_BYTES = 20_000
 
 # How many of the code's own frames an error shows (the last ones).
 FRAMES = 5
@@ -96,10 +107,30 @@ class Capped(io.TextIOBase):
         return "".join(self.parts)
 
 
-def shorten(text, cap=TEXT_CAP):
-    if len(text) <= cap:
-        return text
-    return text[:cap] + f"… ({len(text) - cap} more characters)"
+def json_size(text):
+    return len(json.dumps(text, ensure_ascii=False).encode("utf-8"))
+
+
+def fitted(text, budget):
+    """`text` made sendable and cut to `budget` bytes of JSON, and how many
+    characters were cut. A character UTF-8 cannot carry (a lone surrogate,
+    as from a file name that is not UTF-8) is shown as its escape."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    if json_size(text) <= budget:
+        return text, 0
+    low, high = 0, len(text)
+    while low < high:
+        middle = (low + high + 1) // 2
+        if json_size(text[:middle]) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    return text[:low], len(text) - low
+
+
+def shorten(text):
+    kept, cut = fitted(text, TEXT_BYTES)
+    return kept + f"… ({cut} more characters)" if cut else kept
 
 
 def describe(error):
@@ -115,16 +146,27 @@ def describe(error):
         lines.extend(traceback.format_list(frames[-FRAMES:]))
     lines.extend(traceback.format_exception_only(type(error), error))
     text = "".join(lines).rstrip("\n")
-    if isinstance(error, (OSError, ImportError)) or (
+    missing = isinstance(error, ImportError) and error.name not in SANDBOXED_MODULES
+    if (isinstance(error, OSError) or isinstance(error, ImportError) and not missing) or (
         isinstance(error, AttributeError) and getattr(error, "name", None) in OFFERED_NOT
     ):
         text += "\n" + CELL_HINT
-    return shorten(text)
+    elif missing:
+        text += "\n(that module is not in run_python's standard library)"
+    return text
 
 
 # Names of `os` a WASI interpreter has not: calling them is an
 # AttributeError that the hint explains.
 OFFERED_NOT = {"system", "fork", "popen", "spawnv", "execv", "kill"}
+
+# Modules of the standard library that a sandbox leaves out on purpose:
+# failing to import one is the sandbox, said so; any other is just missing.
+SANDBOXED_MODULES = {
+    "socket", "_socket", "ssl", "select", "selectors", "subprocess",
+    "_posixsubprocess", "multiprocessing", "asyncio", "urllib.request",
+    "http.client", "ctypes", "signal", "pty", "termios", "resource", "mmap",
+}
 
 
 def arguments(text):
@@ -153,8 +195,21 @@ def split_last_expression(code):
     return module, None
 
 
+def safely(show, thing, what):
+    """`show(thing)`, or a plain word when the code made that fail."""
+    try:
+        return show(thing)
+    except BaseException as e:  # the code's own objects may do anything
+        return f"({what} could not be shown: {type(e).__name__})"
+
+
 class Tool(exports.Tool):
     def call(self, args: str) -> str:
+        # What the answer is built with, taken before the code runs: code
+        # that replaces `json.dumps`, `repr` or this module's functions
+        # changes its own namespace, not how its answer is reported.
+        dumps, show, describe_error = json.dumps, repr, describe
+        fit, cut_to_size, text_of = fitted, shorten, Capped.text
         code, argv, stdin = arguments(args)
         stdout, stderr = Capped(STREAM_CAP), Capped(STREAM_CAP)
         value, error = None, None
@@ -167,32 +222,30 @@ class Tool(exports.Tool):
             try:
                 module, last = split_last_expression(code)
             except SyntaxError as e:
-                error = shorten("".join(traceback.format_exception_only(type(e), e)).rstrip("\n"))
+                error = "".join(traceback.format_exception_only(type(e), e)).rstrip("\n")
             else:
                 exec(compile(module, CODE_NAME, "exec"), namespace)
                 if last is not None:
                     result = eval(compile(last, CODE_NAME, "eval"), namespace)
                     if result is not None:
-                        value = shorten(repr(result))
+                        value = safely(show, result, "the value")
         except SystemExit as e:
             if e.code not in (None, 0):
-                error = f"SystemExit: the code exited with {e.code!r}"
+                error = "SystemExit: the code exited with " + safely(show, e.code, "its code")
         except BaseException as e:  # the code's own failure is the answer
-            error = describe(e)
+            error = safely(describe_error, e, "the error")
         finally:
             sys.stdout, sys.stderr, sys.stdin, sys.argv = saved
-        cut = {
-            name: stream.dropped
-            for name, stream in (("stdout", stdout), ("stderr", stderr))
-            if stream.dropped
-        }
-        return json.dumps(
-            {
-                "stdout": stdout.text(),
-                "stderr": stderr.text(),
-                "value": value,
-                "error": error,
-                "cut": cut or None,
-            },
+        answer = {"cut": {}}
+        for name, stream in (("stdout", stdout), ("stderr", stderr)):
+            text, cut = fit(safely(text_of, stream, name), STREAM_BYTES)
+            answer[name] = text
+            if stream.dropped + cut:
+                answer["cut"][name] = stream.dropped + cut
+        answer["value"] = None if value is None else cut_to_size(value)
+        answer["error"] = None if error is None else cut_to_size(error)
+        answer["cut"] = answer["cut"] or None
+        return dumps(
+            {key: answer[key] for key in ("stdout", "stderr", "value", "error", "cut")},
             ensure_ascii=False,
         )
