@@ -8,7 +8,8 @@
 // Args `{"code": "...", "args": ["..."], "stdin": "..."}`; result
 // `{stdout, stderr, value, error, cut}` as `run_python`'s:
 // - `stdout` / `stderr`: console.log / info / debug, and console.error /
-//   warn, each kept to STREAM_CAP characters (`cut` says how many more);
+//   warn, each kept to STREAM_BYTES of the answer (`cut` says how many
+//   more characters there were);
 // - `value`: the completion value of the code (its last expression), shown
 //   as JSON where it can be, else as text; null when undefined;
 // - `error`: an uncaught exception's name, message and the code's own last

@@ -8,12 +8,16 @@ reports what happened, as a script run would show it.
 Args `{"code": "...", "args": ["..."], "stdin": "..."}`; result
 `{"stdout", "stderr", "value", "error", "cut"}`:
 
-- `stdout` / `stderr`: what the code printed, each kept to
-  `STREAM_CAP` characters (`cut` says how many more there were);
+- `stdout` / `stderr`: what the code printed, each kept to `STREAM_BYTES`
+  of the answer (`cut` says how many more characters there were);
 - `value`: the `repr` of the last statement when it is an expression
   (as an interactive prompt shows it), else null;
 - `error`: on an exception, its type and message with the traceback's last
   frames of the code itself; on `sys.exit(n)` with n not 0, the exit.
+
+The answer is built with what was taken before the code ran, but the code
+runs in this same interpreter: the answer is only as trustworthy as the
+code, which is the model's own.
 """
 
 import ast
