@@ -121,39 +121,6 @@ impl FileGuard {
             .unwrap_or_else(|| host.display().to_string())
     }
 
-    /// Whether a link at `link` (a host path under a root) to `target`
-    /// would lead out of the root holding it: an absolute target, or one
-    /// whose `..` climb above the root, read from the link's folder.
-    fn leads_out_of_its_root(&self, link: &Path, target: &str) -> bool {
-        let Some(root) = self
-            .roots
-            .iter()
-            .map(|(root, _)| root)
-            .filter(|root| link.starts_with(root))
-            .max_by_key(|root| root.as_os_str().len())
-        else {
-            return true;
-        };
-        let target = Path::new(target);
-        if target.is_absolute() {
-            return true;
-        }
-        let mut at = link.parent().unwrap_or(link).to_path_buf();
-        for part in target.components() {
-            match part {
-                std::path::Component::Normal(name) => at.push(name),
-                std::path::Component::ParentDir => {
-                    if !at.pop() || !at.starts_with(root) {
-                        return true;
-                    }
-                }
-                std::path::Component::CurDir => {}
-                _ => return true,
-            }
-        }
-        !at.starts_with(root)
-    }
-
     /// The root holding `host` (the deepest, as roots may nest) and the path inside it.
     fn root_relative<'p>(&self, host: &'p Path) -> Option<(&str, &'p Path)> {
         self.roots
@@ -654,9 +621,8 @@ impl HostDescriptor for GuardedFs<'_> {
     ) -> FsResult<()> {
         let link = self.resolve(&fd, &dest_path, false)?;
         self.guard.change(&link, Touch::Replace)?;
-        // A link whose target leads out of its root would be followed by
-        // the user's own shell, editor or programs, if not by the tools.
-        if self.guard.leads_out_of_its_root(&link, &src_path) {
+        // The user's own programs would follow a link out of its root.
+        if super::links::leads_out(&self.guard.roots, &link, &src_path) {
             return Err(ErrorCode::NotPermitted.into());
         }
         HostDescriptor::symlink_at(&mut self.inner, fd, src_path, dest_path).await

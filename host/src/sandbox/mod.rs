@@ -30,6 +30,7 @@ mod files;
 mod folders;
 pub mod fs_guard;
 mod keeper;
+mod links;
 pub mod network;
 pub mod output;
 pub mod process;
