@@ -19,6 +19,8 @@ mod mcp_peers;
 mod model_server;
 #[path = "../support/polyglot.rs"]
 mod polyglot;
+#[path = "../support/pg_server.rs"]
+mod pg_server;
 #[path = "../support/setup_script.rs"]
 mod setup_script;
 
@@ -57,6 +59,7 @@ mod rules;
 mod run_command;
 mod schedules;
 mod search;
+mod shared_store;
 mod terminal;
 mod tool_filter;
 mod ui;

@@ -236,7 +236,7 @@ impl<'a> Agent<'a> {
             if let Err(e) = recorded {
                 tracing::warn!(
                     "cannot record the system prompt in {}: {e:#}",
-                    rec.store.path().display()
+                    rec.store.location()
                 );
             }
         }
@@ -271,7 +271,7 @@ impl<'a> Agent<'a> {
         {
             tracing::warn!(
                 "cannot record a message in {}: {e:#}",
-                rec.store.path().display()
+                rec.store.location()
             );
         }
         self.messages.push(message);

@@ -22,7 +22,7 @@ pub struct ApprovalsArgs {
 fn store(config: &super::Chosen) -> Result<Store> {
     let cwd = std::env::current_dir().context("cannot determine the current folder")?;
     let config = config.load(&cwd)?;
-    Store::open(&config.state_dir())
+    Store::for_workspace(&config)
 }
 
 pub fn list(config: &super::Chosen, args: ApprovalsArgs) -> Result<i32> {

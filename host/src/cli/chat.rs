@@ -131,7 +131,7 @@ pub fn run(config: &super::Chosen, args: ChatArgs) -> Result<i32> {
     model.check().map_err(|e| anyhow!("{e}"))?;
     let schema = args.output_schema.as_deref().map(read_schema).transpose()?;
     let answers_json = schema.is_some();
-    let store = Store::open(&dispatcher.config().state_dir())?;
+    let store = Store::for_workspace(dispatcher.config())?;
     // Refused before the model server is asked anything.
     let earlier = match args.resume {
         Some(run) => Some((

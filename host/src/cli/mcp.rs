@@ -43,7 +43,7 @@ pub struct McpArgs {
 
 pub fn run(config: &super::Chosen, args: McpArgs) -> Result<i32> {
     let dispatcher = Arc::new(open_dispatcher_for_many_calls(config)?);
-    let store = Arc::new(Store::open(&dispatcher.config().state_dir())?);
+    let store = Arc::new(Store::for_workspace(dispatcher.config())?);
     let approver = Arc::new(StandingApprovals {
         all: args.yes,
         tools: args.approve.into_iter().collect(),

@@ -23,7 +23,7 @@ pub struct ModelsArgs {
 
 pub fn run(config: &super::Chosen, args: ModelsArgs) -> Result<i32> {
     let (config, _) = load_workspace(config)?;
-    let store = Store::open(&config.state_dir())?;
+    let store = Store::for_workspace(&config)?;
     if args.probe {
         let mut settings = config.model.clone();
         if let Some(name) = args.model {

@@ -63,7 +63,7 @@ pub fn run(config: &super::Chosen, args: RunArgs) -> Result<i32> {
     if let Some(name) = args.model {
         model.name = Some(name);
     }
-    let store = Arc::new(Store::open(&dispatcher.config().state_dir())?);
+    let store = Arc::new(Store::for_workspace(dispatcher.config())?);
     let run = store.start_run(RunKind::Workflow, &workflow.display, model.name.as_deref())?;
     let granted = StandingApprovals::interactive(
         args.yes,

@@ -38,7 +38,7 @@ pub enum RunsCommand {
 
 pub fn run(config: &super::Chosen, command: RunsCommand) -> Result<i32> {
     let (config, _) = load_workspace(config)?;
-    let store = Store::open(&config.state_dir())?;
+    let store = Store::for_workspace(&config)?;
     match command {
         RunsCommand::List {
             limit,
@@ -90,7 +90,7 @@ fn find(store: &Store, id: i64) -> Result<RunDetail> {
         Some(detail) => Ok(detail),
         None => bail!(
             "there is no run {id} in {}\n  fix: `toolcell runs list` shows the recorded runs",
-            store.path().display()
+            store.location()
         ),
     }
 }

@@ -116,7 +116,7 @@ fn run_now(dispatcher: crate::call::dispatch::Dispatcher, name: &str) -> Result<
     let workflow = Workflow::load(&schedule.workflow)?;
     let config = dispatcher.config().clone();
     let dispatcher = Arc::new(dispatcher);
-    let store = Arc::new(Store::open(&config.state_dir())?);
+    let store = Arc::new(Store::for_workspace(&config)?);
     let run = store.start_scheduled_run(
         name,
         &schedule.workflow_display,

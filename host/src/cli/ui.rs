@@ -18,7 +18,7 @@ pub struct UiArgs {
 
 pub fn run(config: &super::Chosen, args: UiArgs) -> Result<i32> {
     let (config, _) = load_workspace(config)?;
-    let store = Store::open(&config.state_dir())?;
+    let store = Store::for_workspace(&config)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;

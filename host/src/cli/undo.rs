@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 
 pub fn run(config: &super::Chosen, run: i64) -> Result<i32> {
     let (config, _) = load_workspace(config)?;
-    let store = Store::open(&config.state_dir())?;
+    let store = Store::for_workspace(&config)?;
     let Some(detail) = store.run(run)? else {
         bail!("there is no run {run}\n  fix: `toolcell runs list` shows the recorded runs");
     };

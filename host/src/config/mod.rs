@@ -32,6 +32,7 @@
 
 pub mod agent;
 pub mod approvals;
+pub mod store;
 pub mod cron;
 pub mod mcp_server;
 pub mod profile;
@@ -43,6 +44,7 @@ pub mod workflow;
 
 use crate::config::agent::{AgentConfig, RawAgentConfig};
 use crate::config::approvals::{ApprovalsConfig, RawApprovalsConfig};
+use crate::config::store::{RawStoreConfig, StoreSetting};
 use crate::config::mcp_server::{McpServerConfig, RawMcpServer};
 use crate::config::profile::{Profile, RawProfile};
 use crate::config::rule::RawRule;
@@ -114,6 +116,8 @@ pub struct WorkspaceConfig {
     pub rules: Rules,
     /// `[approvals]`: who is told of a call parked in the inbox.
     pub approvals: ApprovalsConfig,
+    /// `[store]`: where runs are kept.
+    pub store: StoreSetting,
     /// What this config asks but may not do, because the user has not
     /// trusted it as it is (see [`WorkspaceConfig::restrict_to_untrusted`]):
     /// one line each, for the warning. Empty when it asks nothing that
@@ -143,6 +147,7 @@ struct RawConfig {
     #[serde(default)]
     rule: Vec<Spanned<RawRule>>,
     approvals: Option<Spanned<RawApprovalsConfig>>,
+    store: Option<Spanned<RawStoreConfig>>,
     #[serde(default)]
     profile: BTreeMap<String, Spanned<RawProfile>>,
 }
@@ -255,6 +260,7 @@ impl WorkspaceConfig {
             }),
             rules: Rules::default(),
             approvals: ApprovalsConfig::default(),
+            store: StoreSetting::Local,
             untrusted: Vec::new(),
             fingerprint: None,
         })
@@ -539,6 +545,13 @@ impl WorkspaceConfig {
                 ApprovalsConfig::from_raw(spanned.into_inner(), &at, &workspace)?
             }
         };
+        let store = match raw.store {
+            None => StoreSetting::Local,
+            Some(spanned) => {
+                let at = table(spanned.span(), "store");
+                StoreSetting::from_raw(spanned.into_inner(), &at)?
+            }
+        };
         let policy = PolicyFiles::new(
             Some(file),
             &workspace,
@@ -581,6 +594,7 @@ impl WorkspaceConfig {
             files: Arc::new(FileRules { policy, secrets }),
             rules,
             approvals,
+            store,
             untrusted: Vec::new(),
             fingerprint: None,
         })

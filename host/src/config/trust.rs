@@ -150,6 +150,13 @@ impl WorkspaceConfig {
                 line(&on_waiting.command_line())
             ));
         }
+        if self.store != super::store::StoreSetting::Local {
+            asks.push(format!(
+                "runs kept in {} (the workspace's own store is used instead)",
+                line(&self.store.describe())
+            ));
+            self.store = super::store::StoreSetting::Local;
+        }
         if let Some(key) = self.model.api_key_env.take() {
             asks.push(format!("the model server gets the key in ${}", line(&key)));
         }

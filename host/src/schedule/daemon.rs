@@ -18,7 +18,12 @@
 //! and the previous one kept. On SIGTERM or SIGINT no new run starts, the
 //! running ones get `[daemon] grace` to finish, then are stopped and
 //! recorded as interrupted. One daemon per workspace: a lock file in the
-//! state folder.
+//! state folder — unless the store is shared (PostgreSQL): then any number
+//! of daemons, on any machines, split the schedules. Each fire time is
+//! taken by one of them in the store ([`Store::set_last_fire`]), `overlap`
+//! looks at the runs of every daemon, and the runs of a daemon that died
+//! are found (its session's lock is gone) and marked interrupted by the
+//! others at their next look, every [`RELOAD_POLL`].
 
 use super::DaemonOptions;
 use super::clock::Clock;
@@ -30,6 +35,7 @@ use super::reload::{self, ConfigWatch, Loaded, Reload, dispatcher_for, stamp};
 use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
 use crate::config::schedule::ScheduleConfig;
+use crate::config::store::StoreSetting;
 use crate::store::{RunId, RunStatus, Store, Trigger};
 use crate::workflow::Workflow;
 use anyhow::Result;
@@ -40,6 +46,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
+
+mod shared;
 
 /// How often the config file is checked for changes: a `stat` every few
 /// seconds costs nothing measurable, and an edit takes effect quickly (at
@@ -94,12 +102,15 @@ pub async fn run<C: Clock>(
     // Stamped before loading: an edit made while starting is seen later.
     let config_stamp = stamp(config_file);
     let config = options.load(config_file)?;
-    let _lock = DaemonLock::acquire(&config.state_dir())?;
-    let store = Arc::new(Store::open(&config.state_dir())?);
+    let _lock = match config.store {
+        StoreSetting::Local => Some(DaemonLock::acquire(&config.state_dir())?),
+        StoreSetting::Postgres { .. } => None,
+    };
+    let store = Arc::new(Store::for_workspace(&config)?);
     // With the lock held, runs still `running` under this process id were
     // left by an earlier daemon that had the same id (a container's
     // PID 1, restarted): they did not finish.
-    store.interrupt_scheduled_runs_of(std::process::id())?;
+    store.interrupt_scheduled_runs_of(store.owner())?;
     let (done_tx, done_rx) = mpsc::unbounded_channel();
     let mut daemon = Daemon {
         dispatcher: Arc::new(dispatcher_for(&config, &options)?),
@@ -253,7 +264,10 @@ impl<C: Clock> Daemon<C> {
                         None => std::future::pending().await,
                     }
                 } => {}
-                _ = reload.tick() => self.reload_if_changed(&loaded_tx),
+                _ = reload.tick() => {
+                    self.reload_if_changed(&loaded_tx);
+                    self.look_at_shared_store();
+                }
                 Some(loaded) = loaded_rx.recv() => self.apply_reload(loaded),
                 Some(finished) = done_rx.recv() => self.finished(finished),
                 () = stop.cancelled() => break,
@@ -286,7 +300,9 @@ impl<C: Clock> Daemon<C> {
                 .get_mut(&name)
                 .unwrap()
                 .handled_up_to(due.handled);
-            self.remember_handled(&name, due.handled);
+            if !self.take_fire(&name, due.handled) {
+                continue;
+            }
             if due.missed > 0 {
                 let event = Event::Missed {
                     fires: due.missed,
@@ -315,8 +331,8 @@ impl<C: Clock> Daemon<C> {
 
     /// A fire of `name`: started, queued or skipped as `overlap` says.
     fn fire(&mut self, name: &str, fire: Fire) {
+        let running = self.running_of(name);
         let slot = &self.slots[name];
-        let running: Vec<RunId> = slot.running.iter().map(|(run, _)| *run).collect();
         match plan::on_fire(slot.config.overlap, &running, slot.queue.len()) {
             OnFire::Start => self.start(name, fire),
             OnFire::Queue { behind } => {

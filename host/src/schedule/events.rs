@@ -29,6 +29,10 @@ pub enum Event {
         behind: RunId,
         fire: Timestamp,
     },
+    /// A daemon sharing the store took this fire time.
+    Taken {
+        fire: Timestamp,
+    },
     Skipped {
         run: RunId,
         reason: String,
@@ -99,6 +103,7 @@ impl Event {
             Event::DaemonStarted { .. } => "started",
             Event::Missed { .. } => "missed",
             Event::Queued { .. } => "queued",
+            Event::Taken { .. } => "taken",
             Event::Skipped { .. } => "skipped",
             Event::Started { .. } => "started",
             Event::Finished { .. } => "finished",
@@ -125,6 +130,7 @@ impl Event {
             }
             Event::Missed { fires, catch_up } => json!({"fires": fires, "catch_up": catch_up}),
             Event::Queued { behind, fire } => json!({"behind": behind, "for": fire.to_string()}),
+            Event::Taken { fire } => json!({"for": fire.to_string()}),
             Event::Skipped { run, reason, fire } => {
                 json!({"run": run, "reason": reason, "for": fire.to_string()})
             }
@@ -173,6 +179,7 @@ impl Event {
                 }
             ),
             Event::Queued { behind, .. } => format!("queued behind run {behind}, still running"),
+            Event::Taken { fire } => format!("fire time {fire} taken by another daemon"),
             Event::Skipped { run, reason, .. } => format!("run {run} skipped: {reason}"),
             Event::Started {
                 run,

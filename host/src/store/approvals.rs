@@ -8,7 +8,7 @@
 use super::orphans::void_orphans;
 use super::{RunId, Store, now_ms};
 use anyhow::{Result, bail};
-use rusqlite::{OptionalExtension, params};
+use super::db::{Row, args};
 use serde::Serialize;
 
 /// Where a parked call stands.
@@ -84,15 +84,16 @@ pub struct Parking<'a> {
 
 const COLUMNS: &str = "id, run_id, tool, arguments, shown, for_run, status, reason, asked_at, expires_at, decided_at, decided_by";
 
-fn parked(row: &rusqlite::Row<'_>) -> rusqlite::Result<ParkedCall> {
+
+fn parked(row: &Row) -> Result<ParkedCall> {
     Ok(ParkedCall {
         id: row.get(0)?,
         run: row.get(1)?,
         tool: row.get(2)?,
         arguments: row.get(3)?,
         shown: row.get(4)?,
-        for_run: row.get::<_, i64>(5)? != 0,
-        status: ParkedStatus::from_word(&row.get::<_, String>(6)?),
+        for_run: row.get(5)?,
+        status: ParkedStatus::from_word(&row.get::<String>(6)?),
         reason: row.get(7)?,
         asked_at: row.get(8)?,
         expires_at: row.get(9)?,
@@ -104,39 +105,44 @@ fn parked(row: &rusqlite::Row<'_>) -> rusqlite::Result<ParkedCall> {
 impl Store {
     /// Parks a call, and marks its run `waiting`; returns its id.
     pub fn park(&self, call: &Parking<'_>) -> Result<i64> {
+        let owner = self.owner;
         self.with(|conn| {
-            let tx = conn.transaction()?;
-            tx.prepare_cached(
-                "INSERT INTO approvals (run_id, tool, arguments, shown, for_run, status, asked_at, expires_at, pid)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'waiting', ?6, ?7, ?8)",
-            )?
-            .execute(params![
-                call.run,
-                call.tool,
-                call.arguments,
-                call.shown,
-                call.for_run,
-                now_ms(),
-                call.expires_at,
-                std::process::id()
-            ])?;
-            let id = tx.last_insert_rowid();
-            if let Some(run) = call.run {
-                tx.prepare_cached("UPDATE runs SET status = 'waiting' WHERE id = ?1 AND status = 'running'")?
-                    .execute(params![run])?;
-            }
-            tx.commit()?;
-            Ok(id)
+            conn.transaction(|tx| {
+                let id: i64 = tx.value(
+                    "INSERT INTO approvals (run_id, tool, arguments, shown, for_run, status, asked_at, expires_at, pid)
+                     VALUES (?1, ?2, ?3, ?4, ?5, 'waiting', ?6, ?7, ?8) RETURNING id",
+                    args![
+                        call.run,
+                        call.tool,
+                        call.arguments,
+                        call.shown,
+                        call.for_run,
+                        now_ms(),
+                        call.expires_at,
+                        owner
+                    ],
+                )?;
+                if let Some(run) = call.run {
+                    tx.exec(
+                        "UPDATE runs SET status = 'waiting' WHERE id = ?1 AND status = 'running'",
+                        args![run],
+                    )?;
+                }
+                Ok(id)
+            })
         })
     }
 
     /// A parked call, as it stands now.
     pub fn parked(&self, id: i64) -> Result<Option<ParkedCall>> {
         self.with(|conn| {
-            Ok(conn
-                .prepare_cached(&format!("SELECT {COLUMNS} FROM approvals WHERE id = ?1"))?
-                .query_row(params![id], parked)
-                .optional()?)
+            conn.row(
+                &format!("SELECT {COLUMNS} FROM approvals WHERE id = ?1"),
+                args![id],
+            )?
+            .as_ref()
+            .map(parked)
+            .transpose()
         })
     }
 
@@ -150,13 +156,13 @@ impl Store {
             } else {
                 "WHERE status = 'waiting'"
             };
-            let mut query = conn.prepare(&format!(
-                "SELECT {COLUMNS} FROM approvals {filter} ORDER BY id DESC"
-            ))?;
-            let calls = query
-                .query_map([], parked)?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(calls)
+            conn.rows(
+                &format!("SELECT {COLUMNS} FROM approvals {filter} ORDER BY id DESC"),
+                &[],
+            )?
+            .iter()
+            .map(parked)
+            .collect()
         })
     }
 
@@ -172,19 +178,18 @@ impl Store {
     ) -> Result<()> {
         self.with(|conn| {
             void_orphans(conn)?;
-            let changed = conn
-                .prepare_cached(
-                    "UPDATE approvals SET status = ?2, reason = ?3, decided_at = ?4, decided_by = ?5
-                     WHERE id = ?1 AND status = 'waiting'",
-                )?
-                .execute(params![id, status.as_str(), reason, now_ms(), by])?;
+            let changed = conn.exec(
+                "UPDATE approvals SET status = ?2, reason = ?3, decided_at = ?4, decided_by = ?5
+                 WHERE id = ?1 AND status = 'waiting'",
+                args![id, status.as_str(), reason, now_ms(), by],
+            )?;
             if changed == 1 {
                 return Ok(());
             }
             let now: Option<String> = conn
-                .prepare_cached("SELECT status FROM approvals WHERE id = ?1")?
-                .query_row(params![id], |row| row.get(0))
-                .optional()?;
+                .row("SELECT status FROM approvals WHERE id = ?1", args![id])?
+                .map(|row| row.get(0))
+                .transpose()?;
             match now.as_deref() {
                 None => bail!("there is no parked call {id}\n  fix: `toolcell approvals` lists the calls waiting"),
                 Some("void") => bail!(
@@ -198,10 +203,10 @@ impl Store {
     /// Marks `run` running again after its parked call was decided.
     pub fn resume_run(&self, run: RunId) -> Result<()> {
         self.with(|conn| {
-            conn.prepare_cached(
+            conn.exec(
                 "UPDATE runs SET status = 'running' WHERE id = ?1 AND status = 'waiting'",
-            )?
-            .execute(params![run])?;
+                args![run],
+            )?;
             Ok(())
         })
     }

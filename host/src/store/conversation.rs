@@ -9,7 +9,7 @@
 use super::{RunDetail, RunId, Store};
 use crate::llm::{Message, Role};
 use anyhow::{Result, bail};
-use rusqlite::params;
+use super::db::args;
 
 /// Why `run`'s conversation cannot go on in a new run, with the fix; `None`
 /// when it can. The one rule for `chat --resume` and the page's Continue.
@@ -57,8 +57,10 @@ impl Store {
     /// messages after the system prompt taken from it.
     pub fn link_resumed(&self, run: RunId, earlier: RunId, carried: usize) -> Result<()> {
         self.with(|conn| {
-            conn.prepare_cached("UPDATE runs SET resumes = ?2, carried = ?3 WHERE id = ?1")?
-                .execute(params![run, earlier, carried as i64])?;
+            conn.exec(
+                "UPDATE runs SET resumes = ?2, carried = ?3 WHERE id = ?1",
+                args![run, earlier, carried],
+            )?;
             Ok(())
         })
     }
@@ -69,8 +71,10 @@ impl Store {
     /// and whether it was cut).
     pub fn set_instructions(&self, run: RunId, described: &str) -> Result<()> {
         self.with(|conn| {
-            conn.prepare_cached("UPDATE runs SET instructions = ?2 WHERE id = ?1")?
-                .execute(params![run, described])?;
+            conn.exec(
+                "UPDATE runs SET instructions = ?2 WHERE id = ?1",
+                args![run, described],
+            )?;
             Ok(())
         })
     }

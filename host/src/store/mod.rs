@@ -1,17 +1,23 @@
-//! The run store: every agent conversation (and later every workflow and
-//! scheduled run) is a *run*, recorded in SQLite at `.toolcell/state.db` as
-//! it happens: its messages, its tool calls (arguments, approval decision,
-//! result, duration) and its outcome.
+//! The run store: every agent conversation, workflow, scheduled run and
+//! MCP call is a *run*, recorded as it happens: its messages, its tool
+//! calls (arguments, approval decision, result, duration), its file
+//! changes and its outcome. It lives in SQLite at `.toolcell/state.db`, or
+//! in PostgreSQL when `[store] url` says so (shared by machines), with the
+//! same tables ([`db`] runs the same SQL on both).
 //!
-//! A run is written `running` with the process id that owns it. When a store
-//! is opened, runs still `running` whose process is gone were cut off (a
-//! crash, a kill): they are marked `interrupted` and never replayed.
+//! A run is written `running` with the owner that runs it: the process id
+//! in SQLite, a session's number in PostgreSQL. When a store is opened,
+//! runs still `running` whose owner is gone were cut off (a crash, a kill):
+//! they are marked `interrupted` and never replayed.
 
 pub mod approvals;
 pub mod conversation;
+pub mod db;
 mod deferred;
 mod models;
 mod orphans;
+mod postgres;
+mod runs;
 mod schedules;
 mod schema;
 pub mod views;
@@ -20,12 +26,16 @@ pub use deferred::DeferredRecorder;
 pub use models::{KnownBy, KnownModel};
 pub use schedules::Trigger;
 
-use crate::llm::Message;
+pub use postgres::PgTarget;
+
+use crate::config::store::StoreSetting;
+use crate::config::WorkspaceConfig;
 use anyhow::{Context, Result};
-use rusqlite::{Connection, OptionalExtension, params};
+use db::Conn;
+use rusqlite::Connection;
 use serde::Serialize;
-use serde_json::Value;
-use std::path::{Path, PathBuf};
+use crate::llm::Message;
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -219,10 +229,16 @@ pub struct StoredChange {
     pub partner_after_state: Option<String>,
 }
 
-/// The SQLite store of one workspace.
+/// The run store of one workspace.
 pub struct Store {
-    conn: Mutex<Connection>,
-    path: PathBuf,
+    conn: Mutex<Conn>,
+    /// The SQLite file, or the PostgreSQL URL (no password in it).
+    location: String,
+    /// What this process's runs are written with: its process id in SQLite,
+    /// its session's number in PostgreSQL.
+    owner: i64,
+    /// Whether other machines share it (PostgreSQL).
+    shared: bool,
 }
 
 /// Unix milliseconds now.
@@ -265,9 +281,31 @@ pub struct CallRun {
 }
 
 impl Store {
-    /// Opens (creating if needed) the store in `state_dir`, and marks runs
-    /// whose process is gone as interrupted. Errors name the file, and for
-    /// a damaged one say what to do ([`store_error`]).
+    /// The store `config` names: its `[store]`, else the SQLite file in
+    /// its state folder.
+    pub fn for_workspace(config: &WorkspaceConfig) -> Result<Self> {
+        match &config.store {
+            StoreSetting::Local => Self::open(&config.state_dir()),
+            StoreSetting::Postgres { url, password_env } => {
+                let password = match password_env {
+                    None => None,
+                    Some(variable) => Some(std::env::var(variable).map_err(|_| {
+                        anyhow::anyhow!(
+                            "the run store {url} signs in with the password in ${variable}, which is not set\n  fix: set {variable} in the environment toolcell runs in"
+                        )
+                    })?),
+                };
+                Self::open_postgres(&PgTarget {
+                    url: url.clone(),
+                    password,
+                })
+            }
+        }
+    }
+
+    /// Opens (creating if needed) the SQLite store in `state_dir`, and
+    /// marks runs whose process is gone as interrupted. Errors name the
+    /// file, and for a damaged one say what to do ([`store_error`]).
     pub fn open(state_dir: &Path) -> Result<Self> {
         std::fs::create_dir_all(state_dir)
             .with_context(|| format!("cannot create {}", state_dir.display()))?;
@@ -278,14 +316,17 @@ impl Store {
         let started = std::time::Instant::now();
         loop {
             let opened = Self::connect(&path).and_then(|conn| {
-                orphans::mark_interrupted(&conn)?;
+                let mut conn = Conn::Sqlite(conn);
+                orphans::mark_interrupted(&mut conn)?;
                 Ok(conn)
             });
             match opened {
                 Ok(conn) => {
                     return Ok(Self {
                         conn: Mutex::new(conn),
-                        path,
+                        location: path.display().to_string(),
+                        owner: i64::from(std::process::id()),
+                        shared: false,
                     });
                 }
                 Err(e) if is_busy(&e) && started.elapsed() < BUSY_TIMEOUT => {
@@ -294,6 +335,22 @@ impl Store {
                 Err(e) => return Err(store_error(&path, e)),
             }
         }
+    }
+
+    /// Opens the store in PostgreSQL at `target`, making its tables if
+    /// there are none, and marks runs whose owner is gone as interrupted.
+    pub fn open_postgres(target: &PgTarget) -> Result<Self> {
+        let context = || format!("the run store {}", target.url);
+        let session = postgres::PgSession::connect(target).with_context(context)?;
+        let owner = session.owner();
+        let mut conn = Conn::Postgres(session);
+        orphans::mark_interrupted(&mut conn).with_context(context)?;
+        Ok(Self {
+            conn: Mutex::new(conn),
+            location: target.url.clone(),
+            owner,
+            shared: true,
+        })
     }
 
     /// The connection to `path`, set up and migrated.
@@ -312,311 +369,35 @@ impl Store {
         Ok(conn)
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Where the store is, for messages: its file, or its URL.
+    pub fn location(&self) -> &str {
+        &self.location
     }
 
-    fn conn(&self) -> std::sync::MutexGuard<'_, Connection> {
+    /// What this process's runs are written with ([`Store::owner`]).
+    pub fn owner(&self) -> i64 {
+        self.owner
+    }
+
+    /// Whether daemons of other machines may share this store.
+    pub fn is_shared(&self) -> bool {
+        self.shared
+    }
+
+    fn conn(&self) -> std::sync::MutexGuard<'_, Conn> {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Runs `f` on the connection; its errors name the file ([`store_error`]).
-    fn with<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
-        f(&mut self.conn()).map_err(|e| store_error(&self.path, e))
-    }
-
-    /// Records the start of a run.
-    pub fn start_run(&self, kind: RunKind, title: &str, model: Option<&str>) -> Result<RunId> {
-        self.with(|conn| {
-            conn.prepare_cached("INSERT INTO runs (kind, title, model, status, started_at, pid) VALUES (?1, ?2, ?3, 'running', ?4, ?5)")?.execute(params![kind.as_str(), title, model, now_ms(), std::process::id()])?;
-            Ok(conn.last_insert_rowid())
-        })
-    }
-
-    /// Appends a message to a run's conversation.
-    pub fn add_message(&self, run: RunId, message: &Message) -> Result<()> {
-        self.with(|conn| {
-            let calls = if message.tool_calls.is_empty() {
-                None
+    /// Runs `f` on the connection; its errors name the store ([`store_error`]).
+    fn with<T>(&self, f: impl FnOnce(&mut Conn) -> Result<T>) -> Result<T> {
+        f(&mut self.conn()).map_err(|e| {
+            if self.shared {
+                e.context(format!("the run store {}", self.location))
             } else {
-                Some(serde_json::to_string(&message.tool_calls)?)
-            };
-            conn.prepare_cached("INSERT INTO messages (run_id, seq, role, content, thinking, tool_calls, tool_call_id, tool_name, at)
-                 VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE run_id = ?1), ?2, ?3, ?4, ?5, ?6, ?7, ?8)")?.execute(params![
-                    run,
-                    message.role.as_str(),
-                    message.content,
-                    message.thinking,
-                    calls,
-                    message.tool_call_id,
-                    message.tool_name,
-                    now_ms()
-                ])?;
-            Ok(())
-        })
-    }
-
-    /// Records a tool call as it starts; returns its row for [`Self::finish_tool_call`].
-    pub fn start_tool_call(
-        &self,
-        run: RunId,
-        call_id: &str,
-        tool: &str,
-        arguments: &str,
-    ) -> Result<i64> {
-        self.with(|conn| {
-            conn.prepare_cached("INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at)
-                 VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM tool_calls WHERE run_id = ?1), ?2, ?3, ?4, 'running', ?5)")?.execute(params![run, call_id, tool, arguments, now_ms()])?;
-            Ok(conn.last_insert_rowid())
-        })
-    }
-
-    /// Records how a tool call ended, and who decided it ([`DecisionRecord`]).
-    pub fn finish_tool_call(
-        &self,
-        row: i64,
-        decided: &DecisionRecord<'_>,
-        status: &str,
-        result: &str,
-        error_kind: Option<&str>,
-        duration: Duration,
-    ) -> Result<()> {
-        self.with(|conn| {
-            conn.prepare_cached("UPDATE tool_calls SET decision = ?2, status = ?3, result = ?4, error_kind = ?5, duration_ms = ?6, decided_by = ?7, decided_at = ?8 WHERE id = ?1")?.execute(params![row, decided.decision, status, result, error_kind, duration.as_secs_f64() * 1000.0, decided.by, decided.at])?;
-            Ok(())
-        })
-    }
-
-    /// Records finished tool calls, each as a whole run, in one
-    /// transaction: for callers that answer first and record after
-    /// (`toolcell mcp`'s read-only calls, through [`DeferredRecorder`]), so
-    /// no call's latency carries a commit.
-    pub fn record_call_runs(&self, runs: &[CallRun]) -> Result<()> {
-        self.with(|conn| {
-            let tx = conn.transaction()?;
-            for run in runs {
-                let ended = run.ended_at;
-                let started = ended - i64::try_from(run.duration.as_millis()).unwrap_or(0);
-                tx.prepare_cached("INSERT INTO runs (kind, title, status, started_at, ended_at, error, pid) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")?
-                    .execute(params![run.kind.as_str(), run.title, run.status.as_str(), started, ended, run.error, std::process::id()])?;
-                let id = tx.last_insert_rowid();
-                tx.prepare_cached("INSERT INTO tool_calls (run_id, seq, call_id, tool, arguments, status, started_at, decision, result, error_kind, duration_ms, decided_by, decided_at)
-                     VALUES (?1, 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")?
-                    .execute(params![
-                        id,
-                        run.call_id,
-                        run.tool,
-                        run.arguments,
-                        run.call_status,
-                        started,
-                        run.decision,
-                        run.result,
-                        run.error_kind,
-                        run.duration.as_secs_f64() * 1000.0,
-                        run.decided_by,
-                        run.decided_at
-                    ])?;
+                store_error(Path::new(&self.location), e)
             }
-            tx.commit()?;
-            Ok(())
         })
     }
-
-    /// Records how a run ended.
-    pub fn finish_run(
-        &self,
-        run: RunId,
-        status: RunStatus,
-        answer: Option<&str>,
-        error: Option<&str>,
-    ) -> Result<()> {
-        self.with(|conn| {
-            conn.prepare_cached(
-                "UPDATE runs SET status = ?2, ended_at = ?3, answer = ?4, error = ?5 WHERE id = ?1",
-            )?
-            .execute(params![run, status.as_str(), now_ms(), answer, error])?;
-            Ok(())
-        })
-    }
-
-    /// Appends a line of a workflow's output.
-    pub fn add_log(&self, run: RunId, level: &str, text: &str) -> Result<()> {
-        self.with(|conn| {
-            conn.prepare_cached("INSERT INTO run_logs (run_id, seq, level, text, at)
-                 VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM run_logs WHERE run_id = ?1), ?2, ?3, ?4)")?.execute(params![run, level, text, now_ms()])?;
-            Ok(())
-        })
-    }
-
-    /// Keeps what a call changed.
-    pub fn add_change(&self, change: &ChangeRecord) -> Result<()> {
-        self.with(|conn| {
-            conn.prepare_cached("INSERT INTO changes (run_id, call_row, kind, path, partner, before_state, before, after_state, partner_after_state)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)")?.execute(params![
-                    change.run,
-                    change.call_row,
-                    change.kind,
-                    change.path,
-                    change.partner,
-                    change.before_state,
-                    change.before,
-                    change.after_state,
-                    change.partner_after_state
-                ])?;
-            Ok(())
-        })
-    }
-
-    /// The changes of `run` not undone yet, oldest first.
-    pub fn changes(&self, run: RunId) -> Result<Vec<StoredChange>> {
-        self.with(|conn| {
-            let mut query = conn.prepare(
-                "SELECT id, kind, path, partner, before_state, before, after_state, partner_after_state
-                 FROM changes WHERE run_id = ?1 AND undone = 0 ORDER BY id",
-            )?;
-            let rows = query
-                .query_map(params![run], |row| {
-                    Ok(StoredChange {
-                        id: row.get(0)?,
-                        kind: row.get(1)?,
-                        path: row.get(2)?,
-                        partner: row.get(3)?,
-                        before_state: row.get(4)?,
-                        before: row.get(5)?,
-                        after_state: row.get(6)?,
-                        partner_after_state: row.get(7)?,
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(rows)
-        })
-    }
-
-    /// Marks a change as undone.
-    pub fn mark_undone(&self, change: i64) -> Result<()> {
-        self.with(|conn| {
-            conn.prepare_cached("UPDATE changes SET undone = 1 WHERE id = ?1")?
-                .execute(params![change])?;
-            Ok(())
-        })
-    }
-
-    /// The latest runs, newest first; only those with `status`, and of
-    /// `schedule`, when given.
-    pub fn list_runs(
-        &self,
-        limit: usize,
-        status: Option<&str>,
-        schedule: Option<&str>,
-    ) -> Result<Vec<RunSummary>> {
-        self.with(|conn| {
-            let mut query = conn.prepare(&format!(
-                "{SUMMARY_SELECT} WHERE (?2 IS NULL OR r.status = ?2) AND (?3 IS NULL OR r.schedule = ?3)
-                 ORDER BY r.id DESC LIMIT ?1"
-            ))?;
-            let rows = query
-                .query_map(params![limit as i64, status, schedule], summary_from_row)?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(rows)
-        })
-    }
-
-    /// One run with its messages and tool calls.
-    pub fn run(&self, id: RunId) -> Result<Option<RunDetail>> {
-        self.with(|conn| {
-            let summary = conn
-                .query_row(
-                    &format!("{SUMMARY_SELECT} WHERE r.id = ?1"),
-                    params![id],
-                    summary_from_row,
-                )
-                .optional()?;
-            let Some(summary) = summary else {
-                return Ok(None);
-            };
-            let mut query = conn.prepare(
-                "SELECT role, content, thinking, tool_calls, tool_call_id, tool_name FROM messages WHERE run_id = ?1 ORDER BY seq",
-            )?;
-            let messages = query
-                .query_map(params![id], |row| {
-                    let role: String = row.get(0)?;
-                    let calls: Option<String> = row.get(3)?;
-                    Ok(serde_json::json!({
-                        "role": role,
-                        "content": row.get::<_, String>(1)?,
-                        "thinking": row.get::<_, String>(2)?,
-                        "tool_calls": calls.and_then(|c| serde_json::from_str::<Value>(&c).ok()).unwrap_or(Value::Array(vec![])),
-                        "tool_call_id": row.get::<_, Option<String>>(4)?,
-                        "tool_name": row.get::<_, Option<String>>(5)?,
-                    }))
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?
-                .into_iter()
-                .map(serde_json::from_value)
-                .collect::<Result<Vec<Message>, _>>()
-                .context("a stored message is unreadable")?;
-            let mut query = conn.prepare(
-                "SELECT seq, call_id, tool, arguments, decision, status, result, error_kind, duration_ms, started_at, decided_by, decided_at
-                 FROM tool_calls WHERE run_id = ?1 ORDER BY seq",
-            )?;
-            let tool_calls = query
-                .query_map(params![id], |row| {
-                    Ok(ToolCallRecord {
-                        seq: row.get(0)?,
-                        call_id: row.get(1)?,
-                        tool: row.get(2)?,
-                        arguments: row.get(3)?,
-                        decision: row.get(4)?,
-                        status: row.get(5)?,
-                        result: row.get(6)?,
-                        error_kind: row.get(7)?,
-                        duration_ms: row.get(8)?,
-                        started_at: row.get(9)?,
-                        decided_by: row.get(10)?,
-                        decided_at: row.get(11)?,
-                    })
-                })?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            let mut query =
-                conn.prepare("SELECT level, text FROM run_logs WHERE run_id = ?1 ORDER BY seq")?;
-            let logs = query
-                .query_map(params![id], |row| Ok((row.get(0)?, row.get(1)?)))?
-                .collect::<rusqlite::Result<Vec<_>>>()?;
-            Ok(Some(RunDetail {
-                summary,
-                messages,
-                tool_calls,
-                logs,
-            }))
-        })
-    }
-}
-
-const SUMMARY_SELECT: &str =
-    "SELECT r.id, r.kind, r.title, r.model, r.status, r.started_at, r.ended_at, r.answer, r.error,
-    (SELECT COUNT(*) FROM tool_calls t WHERE t.run_id = r.id), r.schedule, r.trigger, r.scheduled_at,
-    r.resumes, r.carried, r.instructions
-    FROM runs r";
-
-fn summary_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<RunSummary> {
-    Ok(RunSummary {
-        id: row.get(0)?,
-        kind: row.get(1)?,
-        title: row.get(2)?,
-        model: row.get(3)?,
-        status: row.get(4)?,
-        started_at: row.get(5)?,
-        ended_at: row.get(6)?,
-        answer: row.get(7)?,
-        error: row.get(8)?,
-        tool_calls: row.get(9)?,
-        schedule: row.get(10)?,
-        trigger: row.get(11)?,
-        scheduled_at: row.get(12)?,
-        resumes: row.get(13)?,
-        carried: row.get(14)?,
-        instructions: row.get(15)?,
-    })
 }
 
 /// `error`, met using the store at `path`, with the file named. When SQLite
@@ -660,9 +441,9 @@ mod tests {
         // No process has pid i32::MAX on Linux (pid_max is at most 2^22).
         store
             .conn()
-            .execute(
+            .exec(
                 "UPDATE runs SET pid = 2147483647 WHERE id = ?1",
-                params![dead],
+                db::args![dead],
             )
             .unwrap();
         drop(store);

@@ -5,7 +5,7 @@
 use super::{Store, now_ms};
 use crate::llm::Capabilities;
 use anyhow::Result;
-use rusqlite::{OptionalExtension, params};
+use super::db::{Row, args};
 use serde::Serialize;
 
 /// How the store came to know a model's capabilities.
@@ -68,14 +68,16 @@ impl KnownModel {
 impl Store {
     /// What is known of `model` on `server`, if anything.
     pub fn known_model(&self, server: &str, model: &str) -> Result<Option<KnownModel>> {
-        let conn = self.conn();
-        let mut query = conn.prepare_cached(
-            "SELECT server, model, tools, thinking, context_length, source, checked_at, dialect
-               FROM models WHERE server = ?1 AND model = ?2",
-        )?;
-        Ok(query
-            .query_row(params![server, model], known_from_row)
-            .optional()?)
+        self.with(|conn| {
+            conn.row(
+                "SELECT server, model, tools, thinking, context_length, source, checked_at, dialect
+                   FROM models WHERE server = ?1 AND model = ?2",
+                args![server, model],
+            )?
+            .as_ref()
+            .map(known_from_row)
+            .transpose()
+        })
     }
 
     /// Records `caps` for `model` on `server`, replacing what was known.
@@ -86,45 +88,52 @@ impl Store {
         caps: Capabilities,
         known_by: KnownBy,
     ) -> Result<()> {
-        self.conn()
-            .prepare_cached(
-                "INSERT OR REPLACE INTO models
+        self.with(|conn| {
+            conn.exec(
+                "INSERT INTO models
                    (server, model, tools, thinking, context_length, source, checked_at, dialect)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            )?
-            .execute(params![
-                server,
-                model,
-                caps.tools,
-                caps.thinking,
-                caps.context_length,
-                known_by.as_str(),
-                now_ms(),
-                caps.dialect,
-            ])?;
-        Ok(())
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (server, model) DO UPDATE SET tools = excluded.tools,
+                   thinking = excluded.thinking, context_length = excluded.context_length,
+                   source = excluded.source, checked_at = excluded.checked_at, dialect = excluded.dialect",
+                args![
+                    server,
+                    model,
+                    caps.tools,
+                    caps.thinking,
+                    caps.context_length,
+                    known_by.as_str(),
+                    now_ms(),
+                    caps.dialect,
+                ],
+            )?;
+            Ok(())
+        })
     }
 
     /// Every model known, by server and name.
     pub fn known_models(&self) -> Result<Vec<KnownModel>> {
-        let conn = self.conn();
-        let mut query = conn.prepare_cached(
-            "SELECT server, model, tools, thinking, context_length, source, checked_at, dialect
-               FROM models ORDER BY server, model",
-        )?;
-        let rows = query.query_map([], known_from_row)?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.with(|conn| {
+            conn.rows(
+                "SELECT server, model, tools, thinking, context_length, source, checked_at, dialect
+                   FROM models ORDER BY server, model",
+                &[],
+            )?
+            .iter()
+            .map(known_from_row)
+            .collect()
+        })
     }
 }
 
-fn known_from_row(row: &rusqlite::Row<'_>) -> rusqlite::Result<KnownModel> {
+fn known_from_row(row: &Row) -> Result<KnownModel> {
     Ok(KnownModel {
         server: row.get(0)?,
         model: row.get(1)?,
         tools: row.get(2)?,
         thinking: row.get(3)?,
         context_length: row.get(4)?,
-        known_by: KnownBy::parse(&row.get::<_, String>(5)?),
+        known_by: KnownBy::parse(&row.get::<String>(5)?),
         checked_at: row.get(6)?,
         dialect: row.get(7)?,
     })

@@ -5,7 +5,7 @@
 
 use super::{RunId, RunKind, RunStatus, Store, now_ms};
 use anyhow::Result;
-use rusqlite::{OptionalExtension, params};
+use super::db::args;
 
 /// What started a scheduled run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -40,21 +40,22 @@ impl Store {
         trigger: Trigger,
         scheduled_at: i64,
     ) -> Result<RunId> {
-        let conn = self.conn();
-        conn.prepare_cached(
-            "INSERT INTO runs (kind, title, status, started_at, pid, schedule, trigger, scheduled_at)
-             VALUES (?7, ?1, 'running', ?2, ?3, ?4, ?5, ?6)",
-        )?
-        .execute(params![
-            title,
-            now_ms(),
-            std::process::id(),
-            schedule,
-            trigger.as_str(),
-            scheduled_at,
-            RunKind::Schedule.as_str()
-        ])?;
-        Ok(conn.last_insert_rowid())
+        let owner = self.owner;
+        self.with(|conn| {
+            conn.value(
+                "INSERT INTO runs (kind, title, status, started_at, pid, schedule, trigger, scheduled_at)
+                 VALUES (?7, ?1, 'running', ?2, ?3, ?4, ?5, ?6) RETURNING id",
+                args![
+                    title,
+                    now_ms(),
+                    owner,
+                    schedule,
+                    trigger.as_str(),
+                    scheduled_at,
+                    RunKind::Schedule.as_str()
+                ],
+            )
+        })
     }
 
     /// Records a fire of `schedule` that did not start a run, and why.
@@ -73,22 +74,55 @@ impl Store {
 
     /// The latest fire time of `schedule` that was handled (unix ms).
     pub fn last_fire(&self, schedule: &str) -> Result<Option<i64>> {
-        Ok(self
-            .conn()
-            .prepare_cached("SELECT last_fire FROM schedule_state WHERE name = ?1")?
-            .query_row(params![schedule], |row| row.get(0))
-            .optional()?)
+        self.with(|conn| {
+            conn.row(
+                "SELECT last_fire FROM schedule_state WHERE name = ?1",
+                args![schedule],
+            )?
+            .map(|row| row.get(0))
+            .transpose()
+        })
     }
 
-    /// Records that `schedule`'s fire time `at` was handled.
-    pub fn set_last_fire(&self, schedule: &str, at: i64) -> Result<()> {
-        self.conn()
-            .prepare_cached(
-                "INSERT INTO schedule_state (name, last_fire) VALUES (?1, ?2)
-                 ON CONFLICT (name) DO UPDATE SET last_fire = MAX(last_fire, excluded.last_fire)",
+    /// Takes `schedule`'s fire time `at` as handled by this process: true
+    /// if it was not handled yet (by this daemon or another sharing the
+    /// store), false if it or a later one was. One statement, so of daemons
+    /// racing for a fire time exactly one wins it.
+    pub fn set_last_fire(&self, schedule: &str, at: i64) -> Result<bool> {
+        self.with(|conn| {
+            Ok(conn
+                .row(
+                    "INSERT INTO schedule_state (name, last_fire) VALUES (?1, ?2)
+                     ON CONFLICT (name) DO UPDATE SET last_fire = excluded.last_fire
+                       WHERE schedule_state.last_fire < excluded.last_fire
+                     RETURNING last_fire",
+                    args![schedule, at],
+                )?
+                .is_some())
+        })
+    }
+
+    /// The runs of `schedule` still going (running or waiting for a
+    /// person), by any process sharing the store, oldest first; runs whose
+    /// owner is gone are marked interrupted first.
+    pub fn running_of_schedule(&self, schedule: &str) -> Result<Vec<RunId>> {
+        self.with(|conn| {
+            super::orphans::mark_interrupted(conn)?;
+            conn.rows(
+                "SELECT id FROM runs WHERE kind = 'schedule' AND schedule = ?1
+                   AND status IN ('running', 'waiting') ORDER BY id",
+                args![schedule],
             )?
-            .execute(params![schedule, at])?;
-        Ok(())
+            .iter()
+            .map(|row| row.get(0))
+            .collect()
+        })
+    }
+
+    /// Marks the runs whose owner is gone as interrupted (a daemon of
+    /// another machine killed mid-run); returns them.
+    pub fn interrupt_orphans(&self) -> Result<Vec<RunId>> {
+        self.with(super::orphans::mark_interrupted)
     }
 
     /// The tools `run` called that may have acted, for deciding whether a
@@ -97,14 +131,17 @@ impl Store {
     /// cancelled, interrupted, or an external server that died or broke
     /// off mid-call).
     pub fn tools_that_may_have_acted(&self, run: RunId) -> Result<Vec<String>> {
-        let conn = self.conn();
-        let mut query = conn.prepare_cached(
-            "SELECT DISTINCT tool FROM tool_calls WHERE run_id = ?1 AND (
-               status IN ('done', 'running', 'cancelled', 'interrupted')
-               OR error_kind IN ('timeout', 'server-failed'))",
-        )?;
-        let rows = query.query_map(params![run], |row| row.get(0))?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.with(|conn| {
+            conn.rows(
+                "SELECT DISTINCT tool FROM tool_calls WHERE run_id = ?1 AND (
+                   status IN ('done', 'running', 'cancelled', 'interrupted')
+                   OR error_kind IN ('timeout', 'server-failed'))",
+                args![run],
+            )?
+            .iter()
+            .map(|row| row.get(0))
+            .collect()
+        })
     }
 
     /// Deletes finished scheduled runs that started before `before` (unix
@@ -112,26 +149,26 @@ impl Store {
     /// and `toolcell run` runs are the user's own record (and what undo
     /// works from): they stay.
     pub fn prune_runs(&self, before: i64) -> Result<usize> {
-        Ok(self
-            .conn()
-            .prepare_cached(
-                "DELETE FROM runs WHERE kind = 'schedule' AND started_at < ?1 AND status != 'running'",
-            )?
-            .execute(params![before])?)
+        self.with(|conn| {
+            conn.exec(
+                "DELETE FROM runs WHERE kind = 'schedule' AND started_at < ?1 AND status NOT IN ('running', 'waiting')",
+                args![before],
+            )
+        })
     }
 
-    /// Marks scheduled runs still `running` under process `pid` as
+    /// Marks scheduled runs still `running` under owner `owner` as
     /// interrupted: a daemon that just took the workspace's lock knows they
     /// are not its own, though an earlier daemon had the same id.
-    pub fn interrupt_scheduled_runs_of(&self, pid: u32) -> Result<usize> {
-        Ok(self
-            .conn()
-            .prepare_cached(
+    pub fn interrupt_scheduled_runs_of(&self, owner: i64) -> Result<usize> {
+        self.with(|conn| {
+            conn.exec(
                 "UPDATE runs SET status = 'interrupted', ended_at = ?2,
                    error = 'the daemon running it stopped before it finished'
                  WHERE kind = 'schedule' AND status = 'running' AND pid = ?1",
-            )?
-            .execute(params![pid, now_ms()])?)
+                args![owner, now_ms()],
+            )
+        })
     }
 }
 
@@ -170,8 +207,9 @@ mod tests {
         assert_eq!(all[0].status, "skipped");
 
         assert_eq!(store.last_fire("report").unwrap(), None);
-        store.set_last_fire("report", 5).unwrap();
-        store.set_last_fire("report", 3).unwrap();
+        assert!(store.set_last_fire("report", 5).unwrap());
+        assert!(!store.set_last_fire("report", 3).unwrap(), "already past");
+        assert!(!store.set_last_fire("report", 5).unwrap(), "taken once");
         assert_eq!(
             store.last_fire("report").unwrap(),
             Some(5),
@@ -187,7 +225,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             store
-                .interrupt_scheduled_runs_of(std::process::id())
+                .interrupt_scheduled_runs_of(store.owner())
                 .unwrap(),
             1
         );
