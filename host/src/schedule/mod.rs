@@ -9,6 +9,7 @@
 pub mod clock;
 pub mod daemon;
 pub mod events;
+pub mod kubernetes;
 pub mod launch;
 pub mod lock;
 pub mod memory;
