@@ -144,7 +144,10 @@ mod tests {
             assert_eq!(for_kubernetes("s", ok).as_deref(), Ok(ok));
         }
         assert_eq!(for_kubernetes("s", "@Daily").as_deref(), Ok("@daily"));
-        assert_eq!(for_kubernetes("s", " 0  3 * * * ").as_deref(), Ok("0 3 * * *"));
+        assert_eq!(
+            for_kubernetes("s", " 0  3 * * * ").as_deref(),
+            Ok("0 3 * * *")
+        );
     }
 
     #[test]

@@ -66,7 +66,11 @@ pub fn workflow_files(
     };
     let reach = tools_reached(&ast);
     let mut paths = vec![schedule.workflow.clone()];
-    if ast.statements().iter().any(|s| matches!(s, rhai::Stmt::Import(..))) {
+    if ast
+        .statements()
+        .iter()
+        .any(|s| matches!(s, rhai::Stmt::Import(..)))
+    {
         paths = Vec::new();
         rhai_files(&workflow.folder, &mut paths)?;
     }
@@ -124,7 +128,11 @@ fn rhai_files(folder: &std::path::Path, out: &mut Vec<std::path::PathBuf>) -> Re
 
 /// `retries` when every tool the workflow may call changes nothing, else 0
 /// and why.
-fn backoff_limit(schedule: &ScheduleConfig, registry: &Registry, reach: &Reach) -> (i64, Option<String>) {
+fn backoff_limit(
+    schedule: &ScheduleConfig,
+    registry: &Registry,
+    reach: &Reach,
+) -> (i64, Option<String>) {
     let retries = i64::from(schedule.retries);
     if retries == 0 {
         return (0, None);
@@ -142,7 +150,10 @@ fn backoff_limit(schedule: &ScheduleConfig, registry: &Registry, reach: &Reach) 
             if changing.is_empty() {
                 return (retries, None);
             }
-            format!("it may call {}, which may change things", changing.join(", "))
+            format!(
+                "it may call {}, which may change things",
+                changing.join(", ")
+            )
         }
     };
     (
@@ -214,14 +225,15 @@ impl CronJob<'_> {
             )
             .with("containers", vec![self.run_container(options)])
             .with("volumes", volumes(options));
-        let job = MapBuilder::new()
-            .with("backoffLimit", self.retries.0)
-            .with(
-                "template",
-                MapBuilder::new()
-                    .with("metadata", MapBuilder::new().with("labels", labels(options)))
-                    .with("spec", pod),
-            );
+        let job = MapBuilder::new().with("backoffLimit", self.retries.0).with(
+            "template",
+            MapBuilder::new()
+                .with(
+                    "metadata",
+                    MapBuilder::new().with("labels", labels(options)),
+                )
+                .with("spec", pod),
+        );
         let spec = MapBuilder::new()
             .with("schedule", cron)
             .with("timeZone", zone)
@@ -231,7 +243,10 @@ impl CronJob<'_> {
             .with(
                 "jobTemplate",
                 MapBuilder::new()
-                    .with("metadata", MapBuilder::new().with("labels", labels(options)))
+                    .with(
+                        "metadata",
+                        MapBuilder::new().with("labels", labels(options)),
+                    )
                     .with("spec", job),
             );
         let object = MapBuilder::new()

@@ -136,7 +136,11 @@ pub fn export(
         let job = format!("{}-{}", options.name, schedule.name)
             .to_ascii_lowercase()
             .replace('_', "-");
-        check_name(&job, MAX_CRONJOB_NAME, &format!("schedule `{}`", schedule.name))?;
+        check_name(
+            &job,
+            MAX_CRONJOB_NAME,
+            &format!("schedule `{}`", schedule.name),
+        )?;
         if let Some(other) = names.insert(job.clone(), schedule.name.clone()) {
             bail!(
                 "schedules `{other}` and `{}` would both be the CronJob `{job}` (names are lower case, _ becomes -)\n  fix: rename one of them",
@@ -273,7 +277,10 @@ fn check_paths(config: &WorkspaceConfig) -> Result<()> {
     }
     for server in config.mcp_servers.iter().filter(|s| s.is_started()) {
         let name = &server.name;
-        outside(format!("the folder of the MCP server `{name}`"), &server.cwd)?;
+        outside(
+            format!("the folder of the MCP server `{name}`"),
+            &server.cwd,
+        )?;
         for path in server.read.iter().chain(&server.write) {
             outside(format!("a path granted to the MCP server `{name}`"), path)?;
         }
@@ -354,8 +361,14 @@ mod tests {
         let ws = temp.path().canonicalize().unwrap().join("ws");
         std::fs::create_dir_all(ws.join("flows")).unwrap();
         std::fs::write(ws.join("flows/a.rhai"), "1").unwrap();
-        assert_eq!(inside(&ws, &ws.join("flows/a.rhai")).as_deref(), Some("flows/a.rhai"));
-        assert_eq!(inside(&ws, &ws.join("./flows/../flows/a.rhai")).as_deref(), Some("flows/a.rhai"));
+        assert_eq!(
+            inside(&ws, &ws.join("flows/a.rhai")).as_deref(),
+            Some("flows/a.rhai")
+        );
+        assert_eq!(
+            inside(&ws, &ws.join("./flows/../flows/a.rhai")).as_deref(),
+            Some("flows/a.rhai")
+        );
         assert_eq!(inside(&ws, &ws.join("../elsewhere.rhai")), None);
         std::os::unix::fs::symlink(temp.path(), ws.join("out")).unwrap();
         assert_eq!(inside(&ws, &ws.join("out")), None);

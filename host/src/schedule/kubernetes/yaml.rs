@@ -238,7 +238,18 @@ mod tests {
         assert_eq!(scalar("Forbid"), "Forbid");
         assert_eq!(scalar("batch/v1"), "batch/v1");
         assert_eq!(scalar("/workspace"), "/workspace");
-        for text in ["", "yes", "No", "on", "null", "0 3 * * *", "10", "1.5", "a: b", "@daily"] {
+        for text in [
+            "",
+            "yes",
+            "No",
+            "on",
+            "null",
+            "0 3 * * *",
+            "10",
+            "1.5",
+            "a: b",
+            "@daily",
+        ] {
             assert!(scalar(text).starts_with('"'), "{text} must be quoted");
         }
         assert_eq!(scalar("say \"hi\"\n"), r#""say \"hi\"\n""#);
@@ -276,7 +287,10 @@ mod tests {
                 .with("data", MapBuilder::new().with("f", Node::Text(text.into())))
                 .build()])
         };
-        assert_eq!(doc("a = 1\n\nb\n"), "---\ndata:\n  f: |\n    a = 1\n\n    b\n");
+        assert_eq!(
+            doc("a = 1\n\nb\n"),
+            "---\ndata:\n  f: |\n    a = 1\n\n    b\n"
+        );
         assert_eq!(doc("no newline"), "---\ndata:\n  f: \"no newline\"\n");
         assert_eq!(doc("two\n\n"), "---\ndata:\n  f: \"two\\n\\n\"\n");
         assert_eq!(doc(" lead\n"), "---\ndata:\n  f: \" lead\\n\"\n");
