@@ -272,11 +272,11 @@ mod tests {
                 ),
             )
             .with("empty", MapBuilder::new())
-            .with("n", 60)
+            .with("count", 60)
             .build();
         assert_eq!(
             stream(&[doc]),
-            "---\nkind: CronJob\nspec:\n  containers:\n  - name: toolcell\n    args:\n    - run\n    - \"a b\"\nempty: {}\nn: 60\n"
+            "---\nkind: CronJob\nspec:\n  containers:\n  - name: toolcell\n    args:\n    - run\n    - \"a b\"\nempty: {}\ncount: 60\n"
         );
     }
 
