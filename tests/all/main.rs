@@ -39,6 +39,7 @@ mod hardening;
 mod inbox;
 mod install_url;
 mod instructions;
+mod kubernetes;
 mod layers;
 mod limits;
 mod llama;

@@ -1,8 +1,10 @@
-//! `toolcell schedule list | run NAME | install`: the workspace's schedules,
-//! their next fire times, a run now, and a systemd user unit for the daemon.
+//! `toolcell schedule list | run NAME | install | export kubernetes`: the
+//! workspace's schedules, their next fire times, a run now, a systemd user
+//! unit for the daemon, and CronJobs for a cluster.
 
 use super::{EXIT_ERROR, EXIT_OK, load_workspace, open_dispatcher, print_out};
 use crate::config::schedule::ScheduleConfig;
+use crate::schedule::kubernetes;
 use crate::schedule::launch::unattended_launch;
 use crate::store::{RunStatus, Store, Trigger};
 use crate::workflow::Workflow;
@@ -33,6 +35,38 @@ pub enum ScheduleCommand {
     },
     /// Write a systemd user unit that runs the daemon for this workspace.
     Install,
+    /// Write the schedules for another scheduler to run (docs/kubernetes.md).
+    #[command(subcommand)]
+    Export(ExportTarget),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ExportTarget {
+    /// One batch/v1 CronJob per schedule and a ConfigMap with the config and
+    /// the workflows, for `kubectl apply -f`.
+    Kubernetes(KubernetesArgs),
+}
+
+#[derive(Debug, clap::Args)]
+pub struct KubernetesArgs {
+    /// The image with toolcell (built from the Containerfile).
+    #[arg(long, value_name = "IMAGE", default_value = concat!("toolcell:", env!("CARGO_PKG_VERSION")))]
+    image: String,
+    /// The namespace of every object (default: kubectl's current one).
+    #[arg(long, value_name = "NS")]
+    namespace: Option<String>,
+    /// The PersistentVolumeClaim holding the workspace [default: NAME-workspace].
+    #[arg(long, value_name = "CLAIM")]
+    workspace_claim: Option<String>,
+    /// The Secret the granted environment variables come from [default: NAME-env].
+    #[arg(long, value_name = "SECRET")]
+    secret: Option<String>,
+    /// The prefix of every object's name.
+    #[arg(long, value_name = "NAME", default_value = kubernetes::DEFAULT_NAME)]
+    name: String,
+    /// Write to FILE instead of standard output.
+    #[arg(long, value_name = "FILE")]
+    out: Option<std::path::PathBuf>,
 }
 
 pub fn run(config: &super::Chosen, command: ScheduleCommand) -> Result<i32> {
@@ -44,7 +78,34 @@ pub fn run(config: &super::Chosen, command: ScheduleCommand) -> Result<i32> {
         }
         ScheduleCommand::Run { name } => run_now(open_dispatcher(config)?, &name),
         ScheduleCommand::Install => install(&load_workspace(config)?.0),
+        ScheduleCommand::Export(ExportTarget::Kubernetes(args)) => export_kubernetes(config, args),
     }
+}
+
+/// Writes the manifests; the registry is the one the pod has (built-in and
+/// workspace tools: the user's own tools are not in the image).
+fn export_kubernetes(chosen: &super::Chosen, args: KubernetesArgs) -> Result<i32> {
+    let (config, _) = load_workspace(chosen)?;
+    let registry = crate::registry::Registry::load(None, &config.workspace_tools_dir());
+    let mut options = kubernetes::ExportOptions::new(args.image, Some(args.name));
+    options.namespace = args.namespace;
+    if let Some(claim) = args.workspace_claim {
+        options.workspace_claim = claim;
+    }
+    if let Some(secret) = args.secret {
+        options.secret = secret;
+    }
+    let text = kubernetes::export(&config, &registry, &options)?;
+    match args.out {
+        Some(path) => {
+            std::fs::write(&path, &text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            say!("wrote {}", path.display());
+        }
+        // The config's text is from outside: on a terminal it is escaped.
+        None => print_out(text.strip_suffix('\n').unwrap_or(&text))?,
+    }
+    Ok(EXIT_OK)
 }
 
 fn list(schedules: &[ScheduleConfig], count: usize, json: bool) -> Result<i32> {

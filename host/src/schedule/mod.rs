@@ -5,10 +5,13 @@
 //! holds the workspace's [`lock`], takes a changed config through
 //! [`reload`] (held back while it would widen what runs, see
 //! [`widening`]) and starts each run as [`launch`] makes it.
+//! [`kubernetes`] writes the schedules as CronJobs for a cluster to run
+//! instead of the daemon.
 
 pub mod clock;
 pub mod daemon;
 pub mod events;
+pub mod kubernetes;
 pub mod launch;
 pub mod lock;
 pub mod memory;

@@ -24,6 +24,7 @@ pub mod host_api;
 pub mod launch;
 pub mod modules;
 pub mod nesting;
+pub mod reach;
 pub mod values;
 
 use crate::config::workflow::ScriptLimits;
