@@ -17,10 +17,10 @@ mod http_server;
 mod mcp_peers;
 #[path = "../support/model_server.rs"]
 mod model_server;
-#[path = "../support/polyglot.rs"]
-mod polyglot;
 #[path = "../support/pg_server.rs"]
 mod pg_server;
+#[path = "../support/polyglot.rs"]
+mod polyglot;
 #[path = "../support/setup_script.rs"]
 mod setup_script;
 

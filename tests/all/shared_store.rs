@@ -104,7 +104,12 @@ fn the_same_work(store: &str) -> (Workspace, Vec<Value>) {
     for run in ["1", "2"] {
         let export = ws.run(&["runs", "export", run]);
         assert_eq!(export.code, 0, "{export:?}");
-        said.extend(export.stdout.lines().map(|l| serde_json::from_str(l).unwrap()));
+        said.extend(
+            export
+                .stdout
+                .lines()
+                .map(|l| serde_json::from_str(l).unwrap()),
+        );
     }
     let approvals = ws.run(&["approvals", "--history", "--json"]);
     assert_eq!(approvals.code, 0, "{approvals:?}");
@@ -118,10 +123,18 @@ fn waiting_call(ws: &Workspace) -> String {
     let started = Instant::now();
     loop {
         let listed = ws.run(&["approvals", "--json"]);
-        if let Some(id) = listed.json().as_array().and_then(|a| a.first()).map(|c| c["id"].to_string()) {
+        if let Some(id) = listed
+            .json()
+            .as_array()
+            .and_then(|a| a.first())
+            .map(|c| c["id"].to_string())
+        {
             return id;
         }
-        assert!(started.elapsed() < PATIENCE, "no call was parked: {listed:?}");
+        assert!(
+            started.elapsed() < PATIENCE,
+            "no call was parked: {listed:?}"
+        );
         std::thread::sleep(Duration::from_millis(50));
     }
 }
@@ -146,7 +159,11 @@ fn runs_undo_and_the_inbox_work_the_same_on_postgresql_as_on_sqlite() {
             .get(0)
     };
     assert_eq!(count(&mut client, "runs"), 2);
-    assert_eq!(count(&mut client, "changes"), 2, "the write of each run, kept for undo");
+    assert_eq!(
+        count(&mut client, "changes"),
+        2,
+        "the write of each run, kept for undo"
+    );
     assert_eq!(count(&mut client, "approvals"), 1);
     let migrated: i64 = client
         .query_one("SELECT version FROM toolcell_schema", &[])
@@ -170,31 +187,51 @@ fn a_store_url_is_checked_kept_from_untrusted_configs_and_said_when_out_of_reach
             && run.stderr.contains("password_env"),
         "{run:?}"
     );
-    assert!(!run.stderr.contains("hunter2"), "the password is not echoed: {run:?}");
+    assert!(
+        !run.stderr.contains("hunter2"),
+        "the password is not echoed: {run:?}"
+    );
 
-    ws.write("toolcell.toml", "[store]\nurl = \"mysql://toolcell@127.0.0.1/x\"\n");
+    ws.write(
+        "toolcell.toml",
+        "[store]\nurl = \"mysql://toolcell@127.0.0.1/x\"\n",
+    );
     let run = ws.run(&["runs", "list"]);
-    assert!(run.code == 1 && run.stderr.contains("postgres://"), "{run:?}");
+    assert!(
+        run.code == 1 && run.stderr.contains("postgres://"),
+        "{run:?}"
+    );
 
     // Nothing listens on this port: said, with the store named.
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let url = format!("postgres://toolcell@127.0.0.1:{port}/x");
     ws.write("toolcell.toml", &store_table(&url));
     let run = ws.run(&["runs", "list"]);
     assert_eq!(run.code, 1, "{run:?}");
     assert!(
-        run.stderr.contains(&format!("the run store {url}")) && run.stderr.contains("cannot connect"),
+        run.stderr.contains(&format!("the run store {url}"))
+            && run.stderr.contains("cannot connect"),
         "{run:?}"
     );
 
     // The password comes from the variable named; unset, said so.
     ws.write(
         "toolcell.toml",
-        &format!("{}password_env = \"TOOLCELL_TEST_STORE_PASSWORD\"\n", store_table(&url)),
+        &format!(
+            "{}password_env = \"TOOLCELL_TEST_STORE_PASSWORD\"\n",
+            store_table(&url)
+        ),
     );
     let run = ws.run(&["runs", "list"]);
     assert!(
-        run.code == 1 && run.stderr.contains("$TOOLCELL_TEST_STORE_PASSWORD, which is not set"),
+        run.code == 1
+            && run
+                .stderr
+                .contains("$TOOLCELL_TEST_STORE_PASSWORD, which is not set"),
         "{run:?}"
     );
 
@@ -319,7 +356,11 @@ fn three_daemons_share_the_schedules_and_survive_one_killed() {
     });
     let fires: Vec<i64> = ticks.iter().map(|r| r.fire).collect();
     let unique: BTreeSet<i64> = fires.iter().copied().collect();
-    assert_eq!(unique.len(), fires.len(), "a fire time ran twice: {ticks:#?}");
+    assert_eq!(
+        unique.len(),
+        fires.len(),
+        "a fire time ran twice: {ticks:#?}"
+    );
     let owners: BTreeSet<i64> = ticks.iter().map(|r| r.owner).collect();
     assert!(owners.len() >= 2, "one daemon did all the work: {ticks:#?}");
 
@@ -340,10 +381,14 @@ fn three_daemons_share_the_schedules_and_survive_one_killed() {
     killed.kill().unwrap();
     killed.wait().unwrap();
     let after = wait_rows(&mut client, "long", |rows| {
-        rows.iter().any(|r| r.id == cut.id && r.status == "interrupted")
+        rows.iter()
+            .any(|r| r.id == cut.id && r.status == "interrupted")
             && rows.iter().any(|r| r.id > cut.id && r.status == "running")
     });
-    let next = after.iter().find(|r| r.id > cut.id && r.status == "running").unwrap();
+    let next = after
+        .iter()
+        .find(|r| r.id > cut.id && r.status == "running")
+        .unwrap();
     assert_ne!(next.owner, cut.owner, "{after:#?}");
     assert!(next.fire > cut.fire, "{after:#?}");
     let mut per_fire: BTreeMap<i64, usize> = BTreeMap::new();
@@ -355,7 +400,11 @@ fn three_daemons_share_the_schedules_and_survive_one_killed() {
         "each fire time handled once: {after:#?}"
     );
     let interrupted = ws.run(&["runs", "show", &cut.id.to_string(), "--json"]);
-    assert_eq!(interrupted.json()["status"], "interrupted", "{interrupted:?}");
+    assert_eq!(
+        interrupted.json()["status"],
+        "interrupted",
+        "{interrupted:?}"
+    );
 }
 
 #[test]
@@ -366,7 +415,11 @@ fn daemons_started_together_after_a_downtime_catch_up_once() {
     ws.write("report.rhai", "sleep(500);\n\"reported\"\n");
     // Hourly, at a minute half an hour from now: its latest fire time is
     // about 30 minutes old, well past the daemon's on-time window.
-    let minute = (jiff::Timestamp::now().to_zoned(jiff::tz::TimeZone::UTC).minute() + 30) % 60;
+    let minute = (jiff::Timestamp::now()
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .minute()
+        + 30)
+        % 60;
     ws.write(
         "toolcell.toml",
         &format!(
@@ -392,8 +445,69 @@ fn daemons_started_together_after_a_downtime_catch_up_once() {
     // Give the other two every chance to (wrongly) run it again.
     std::thread::sleep(Duration::from_secs(3));
     let runs_now = rows(&mut client, "report");
-    assert_eq!(runs_now.len(), 1, "caught up once, not once per daemon: {runs_now:#?}");
+    assert_eq!(
+        runs_now.len(),
+        1,
+        "caught up once, not once per daemon: {runs_now:#?}"
+    );
     assert_eq!(runs[0].id, runs_now[0].id);
     let shown = ws.run(&["runs", "list", "--schedule", "report", "--json"]);
     assert_eq!(shown.json()[0]["trigger"], "catch-up", "{shown:?}");
+}
+
+#[test]
+fn a_daemon_that_loses_its_shared_store_stops_and_says_why() {
+    let server = PgServer::start();
+    let url = server.database("lost");
+    let ws = Workspace::new();
+    ws.write("job.rhai", "\"ok\"\n");
+    ws.write(
+        "toolcell.toml",
+        &format!(
+            "{}[[schedule]]\nname = \"yearly\"\nworkflow = \"job.rhai\"\ncron = \"0 3 1 1 *\"\n",
+            store_table(&url)
+        ),
+    );
+    let daemon = ws
+        .command(&["daemon"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Up and connected: the store has its session.
+    let mut client = server.client("lost");
+    let started = Instant::now();
+    while client
+        .query_opt("SELECT 1 FROM toolcell_schema", &[])
+        .is_err()
+    {
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the daemon never made the tables"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(client);
+    std::thread::sleep(Duration::from_millis(500));
+    drop(server);
+    let started = Instant::now();
+    let mut daemon = daemon;
+    let status = loop {
+        if let Some(status) = daemon.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            started.elapsed() < PATIENCE,
+            "the daemon ran on without its store"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(1));
+    let output = daemon.wait_with_output().unwrap();
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("lost the connection to the run store")
+            && said.contains("start the daemon again"),
+        "{said}"
+    );
 }

@@ -160,4 +160,3 @@ impl Drop for PgServer {
         let _ = self.child.wait();
     }
 }
-

@@ -269,10 +269,7 @@ impl<'a> Agent<'a> {
         if let Some(rec) = self.recording
             && let Err(e) = rec.store.add_message(rec.run, &message)
         {
-            tracing::warn!(
-                "cannot record a message in {}: {e:#}",
-                rec.store.location()
-            );
+            tracing::warn!("cannot record a message in {}: {e:#}", rec.store.location());
         }
         self.messages.push(message);
     }

@@ -32,23 +32,23 @@
 
 pub mod agent;
 pub mod approvals;
-pub mod store;
 pub mod cron;
 pub mod mcp_server;
 pub mod profile;
 pub mod rule;
 pub mod schedule;
+pub mod store;
 pub mod tools;
 pub mod trust;
 pub mod workflow;
 
 use crate::config::agent::{AgentConfig, RawAgentConfig};
 use crate::config::approvals::{ApprovalsConfig, RawApprovalsConfig};
-use crate::config::store::{RawStoreConfig, StoreSetting};
 use crate::config::mcp_server::{McpServerConfig, RawMcpServer};
 use crate::config::profile::{Profile, RawProfile};
 use crate::config::rule::RawRule;
 use crate::config::schedule::{DaemonConfig, RawDaemonConfig, RawSchedule, ScheduleConfig};
+use crate::config::store::{RawStoreConfig, StoreSetting};
 use crate::config::tools::{RawToolSettings, ToolSettings};
 use crate::config::workflow::{RawWorkflowConfig, WorkflowConfig};
 use crate::llm::ModelSettings;

@@ -251,6 +251,7 @@ impl<C: Clock> Daemon<C> {
         reload.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         reload.tick().await;
         let (loaded_tx, mut loaded_rx) = mpsc::unbounded_channel();
+        let mut lost = None;
         loop {
             self.prune_if_due();
             self.handle_due_fires();
@@ -266,7 +267,10 @@ impl<C: Clock> Daemon<C> {
                 } => {}
                 _ = reload.tick() => {
                     self.reload_if_changed(&loaded_tx);
-                    self.look_at_shared_store();
+                    if let Err(e) = self.look_at_shared_store() {
+                        lost = Some(e);
+                        break;
+                    }
                 }
                 Some(loaded) = loaded_rx.recv() => self.apply_reload(loaded),
                 Some(finished) = done_rx.recv() => self.finished(finished),
@@ -274,7 +278,7 @@ impl<C: Clock> Daemon<C> {
             }
         }
         self.shutdown(done_rx).await;
-        Ok(())
+        lost.map_or(Ok(()), Err)
     }
 
     /// The nearest fire time or retry.

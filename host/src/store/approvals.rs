@@ -5,10 +5,10 @@
 //! deny`, from any process, write the answer. A row whose waiting process
 //! is gone is void: its run was interrupted and is never replayed.
 
+use super::db::{Row, args};
 use super::orphans::void_orphans;
 use super::{RunId, Store, now_ms};
 use anyhow::{Result, bail};
-use super::db::{Row, args};
 use serde::Serialize;
 
 /// Where a parked call stands.
@@ -83,7 +83,6 @@ pub struct Parking<'a> {
 }
 
 const COLUMNS: &str = "id, run_id, tool, arguments, shown, for_run, status, reason, asked_at, expires_at, decided_at, decided_by";
-
 
 fn parked(row: &Row) -> Result<ParkedCall> {
     Ok(ParkedCall {

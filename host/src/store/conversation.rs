@@ -6,10 +6,10 @@
 //! (carried, not said again), so it reads, exports and continues on its
 //! own, and keeps doing so when the earlier run is no longer kept.
 
+use super::db::args;
 use super::{RunDetail, RunId, Store};
 use crate::llm::{Message, Role};
 use anyhow::{Result, bail};
-use super::db::args;
 
 /// Why `run`'s conversation cannot go on in a new run, with the fix; `None`
 /// when it can. The one rule for `chat --resume` and the page's Continue.

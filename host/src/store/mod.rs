@@ -28,13 +28,13 @@ pub use schedules::Trigger;
 
 pub use postgres::PgTarget;
 
-use crate::config::store::StoreSetting;
 use crate::config::WorkspaceConfig;
+use crate::config::store::StoreSetting;
+use crate::llm::Message;
 use anyhow::{Context, Result};
 use db::Conn;
 use rusqlite::Connection;
 use serde::Serialize;
-use crate::llm::Message;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
@@ -377,6 +377,15 @@ impl Store {
     /// What this process's runs are written with ([`Store::owner`]).
     pub fn owner(&self) -> i64 {
         self.owner
+    }
+
+    /// Whether the connection to a shared store is gone for good (see
+    /// [`postgres::PgSession::is_closed`]); a file store never is.
+    pub fn is_lost(&self) -> bool {
+        match &mut *self.conn() {
+            Conn::Sqlite(_) => false,
+            Conn::Postgres(session) => session.is_closed(),
+        }
     }
 
     /// Whether daemons of other machines may share this store.

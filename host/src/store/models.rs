@@ -2,10 +2,10 @@
 //! probed once or learned from the server's refusal, so later runs adapt
 //! without asking again. `toolcell models` lists it.
 
+use super::db::{Row, args};
 use super::{Store, now_ms};
 use crate::llm::Capabilities;
 use anyhow::Result;
-use super::db::{Row, args};
 use serde::Serialize;
 
 /// How the store came to know a model's capabilities.

@@ -156,6 +156,14 @@ impl PgSession {
         self.call(move |worker| Ok(worker.client.batch_execute(&sql)?))
     }
 
+    /// Whether the connection is gone (the server stopped, the network
+    /// broke): it is not made again, since the owner's lock went with it
+    /// and other processes have taken this one's runs for dead.
+    pub fn is_closed(&mut self) -> bool {
+        self.call(|worker| Ok(worker.client.is_closed()))
+            .unwrap_or(true)
+    }
+
     /// The owners whose sessions are connected now, in this database.
     pub fn live_owners(&mut self) -> Result<HashSet<i64>> {
         self.call(|worker| {

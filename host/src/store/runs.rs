@@ -4,8 +4,8 @@
 
 use super::db::{Row, args};
 use super::{
-    CallRun, ChangeRecord, DecisionRecord, RunDetail, RunId, RunKind, RunStatus, RunSummary,
-    Store, StoredChange, ToolCallRecord, now_ms,
+    CallRun, ChangeRecord, DecisionRecord, RunDetail, RunId, RunKind, RunStatus, RunSummary, Store,
+    StoredChange, ToolCallRecord, now_ms,
 };
 use crate::llm::Message;
 use anyhow::{Context, Result};

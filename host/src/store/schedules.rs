@@ -3,9 +3,9 @@
 //! fire time handled per schedule (so catch-up works across restarts), and
 //! pruning old runs.
 
+use super::db::args;
 use super::{RunId, RunKind, RunStatus, Store, now_ms};
 use anyhow::Result;
-use super::db::args;
 
 /// What started a scheduled run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -223,12 +223,7 @@ mod tests {
         let stale = store
             .start_scheduled_run("report", "report.rhai", Trigger::Schedule, 3_000)
             .unwrap();
-        assert_eq!(
-            store
-                .interrupt_scheduled_runs_of(store.owner())
-                .unwrap(),
-            1
-        );
+        assert_eq!(store.interrupt_scheduled_runs_of(store.owner()).unwrap(), 1);
         assert_eq!(
             store.run(stale).unwrap().unwrap().summary.status,
             "interrupted"

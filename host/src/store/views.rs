@@ -2,9 +2,9 @@
 //! themselves: each call's file changes, and a run's fingerprint, which
 //! changes whenever anything shown of the run does.
 
+use super::db::args;
 use super::{RunId, Store};
 use anyhow::Result;
-use super::db::args;
 
 /// A file change a call made, with the call it belongs to.
 #[derive(Debug, Clone)]

@@ -31,7 +31,13 @@ impl<C: Clock> Daemon<C> {
     /// The runs of `name` still going, oldest first: this daemon's, or
     /// with a shared store every daemon's.
     pub(super) fn running_of(&self, name: &str) -> Vec<RunId> {
-        let mine = || self.slots[name].running.iter().map(|(run, _)| *run).collect();
+        let mine = || {
+            self.slots[name]
+                .running
+                .iter()
+                .map(|(run, _)| *run)
+                .collect()
+        };
         if !self.store.is_shared() {
             return mine();
         }
@@ -43,10 +49,18 @@ impl<C: Clock> Daemon<C> {
 
     /// With a shared store: marks the runs of daemons that died as
     /// interrupted, and starts fires queued behind runs of other daemons
-    /// that have ended.
-    pub(super) fn look_at_shared_store(&mut self) {
+    /// that have ended. A connection lost for good is an error: the
+    /// daemon stops (a supervisor starts it again, on a new connection)
+    /// rather than run on with nothing recorded.
+    pub(super) fn look_at_shared_store(&mut self) -> anyhow::Result<()> {
         if !self.store.is_shared() {
-            return;
+            return Ok(());
+        }
+        if self.store.is_lost() {
+            anyhow::bail!(
+                "lost the connection to the run store {}; other daemons sharing it take its runs for interrupted\n  fix: start the daemon again once the store is reachable (systemd's Restart=on-failure does)",
+                self.store.location()
+            );
         }
         match self.store.interrupt_orphans() {
             Ok(runs) => {
@@ -54,7 +68,12 @@ impl<C: Clock> Daemon<C> {
                     self.log(None, Event::Interrupted { run });
                 }
             }
-            Err(e) => self.log(None, Event::Warning { message: format!("{e:#}") }),
+            Err(e) => self.log(
+                None,
+                Event::Warning {
+                    message: format!("{e:#}"),
+                },
+            ),
         }
         let waiting: Vec<String> = (self.slots.iter())
             .filter(|(_, s)| s.running.is_empty() && s.config.enabled && !s.queue.is_empty())
@@ -67,5 +86,6 @@ impl<C: Clock> Daemon<C> {
                 self.start(&name, next);
             }
         }
+        Ok(())
     }
 }

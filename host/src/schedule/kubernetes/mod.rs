@@ -21,6 +21,7 @@ pub mod cronjob;
 pub mod yaml;
 
 use crate::config::WorkspaceConfig;
+use crate::config::store::StoreSetting;
 use crate::registry::Registry;
 use anyhow::{Context, Result, bail};
 use std::collections::{BTreeMap, BTreeSet};
@@ -233,12 +234,19 @@ fn config_map(options: &ExportOptions, files: BTreeMap<String, String>) -> Node 
 }
 
 /// Every environment variable the config grants to something, by name:
-/// the model's key, tools' and scripts' grants, what MCP servers are
-/// passed or send. The pod takes each from the Secret, never a value.
+/// the model's key, the shared store's password, tools' and scripts'
+/// grants, what MCP servers are passed or send. The pod takes each from the Secret, never a value.
 /// `HOME` is the pod's own.
 pub fn granted_env(config: &WorkspaceConfig) -> Vec<String> {
     let mut names = BTreeSet::new();
     names.extend(config.model.api_key_env.iter().cloned());
+    if let StoreSetting::Postgres {
+        password_env: Some(variable),
+        ..
+    } = &config.store
+    {
+        names.insert(variable.clone());
+    }
     for settings in config.tools.values() {
         names.extend(settings.env.iter().cloned());
     }
