@@ -14,6 +14,7 @@
 //!    that died, fires queued behind other daemons' runs).
 
 #[path = "../../tests/support/pg_server.rs"]
+#[allow(dead_code)] // its TLS server: this bench measures the store on this machine
 mod pg_server;
 #[path = "support/process.rs"]
 #[allow(dead_code)] // its resident memory: CPU time is what this bench reports
@@ -38,6 +39,7 @@ fn main() {
     let postgres = Store::open_postgres(&PgTarget {
         url: url.clone(),
         password: None,
+        ca_file: None,
     })
     .unwrap();
 

@@ -511,3 +511,154 @@ fn a_daemon_that_loses_its_shared_store_stops_and_says_why() {
         "{said}"
     );
 }
+
+/// Makes, in `dir`, an authority (`ca.pem`) and a certificate for
+/// `localhost` it signed (`server.pem`, `server.key`), with openssl.
+fn make_certificates(dir: &std::path::Path) {
+    let openssl = |args: &[&str]| {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl (Debian: openssl)");
+        assert!(out.status.success(), "openssl {args:?}: {out:?}");
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    openssl(
+        &[
+            &["req", "-x509"][..],
+            &ec,
+            &[
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-days",
+                "2",
+                "-subj",
+                "/CN=toolcell test authority",
+            ],
+        ]
+        .concat(),
+    );
+    openssl(
+        &[
+            &["req"][..],
+            &ec,
+            &[
+                "-keyout",
+                "server.key",
+                "-out",
+                "server.csr",
+                "-subj",
+                "/CN=localhost",
+            ],
+        ]
+        .concat(),
+    );
+    std::fs::write(
+        dir.join("server.ext"),
+        "basicConstraints=CA:FALSE\nsubjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n",
+    )
+    .unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "2",
+        "-extfile",
+        "server.ext",
+    ]);
+}
+
+#[test]
+fn a_store_on_another_machine_is_reached_over_tls_with_its_certificate_checked() {
+    let certs = tempfile::tempdir().unwrap();
+    make_certificates(certs.path());
+    let server = PgServer::start_tls(crate::pg_server::ServerCert {
+        cert: &certs.path().join("server.pem"),
+        key: &certs.path().join("server.key"),
+    });
+    server.database("tls");
+    let ws = Workspace::new();
+    let url = format!(
+        "postgres://toolcell@localhost:{}/tls?sslmode=require",
+        server.port
+    );
+    let ca = certs.path().join("ca.pem");
+
+    // The server takes TCP over TLS only: a list that works went over TLS,
+    // the server's certificate checked against the authority given.
+    ws.write(
+        "toolcell.toml",
+        &format!(
+            "{}ca_file = {:?}\n",
+            store_table(&url),
+            ca.display().to_string()
+        ),
+    );
+    let run = ws.run(&["runs", "list"]);
+    assert_eq!(run.code, 0, "{run:?}");
+
+    // Checked against the public authorities instead, the certificate is
+    // refused: nothing is sent to a server that cannot prove its name.
+    ws.write("toolcell.toml", &store_table(&url));
+    let run = ws.run(&["runs", "list"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("cannot connect") && run.stderr.contains("certificate"),
+        "{run:?}"
+    );
+
+    // Unencrypted on purpose: this server refuses it.
+    let clear = format!(
+        "postgres://toolcell@localhost:{}/tls?sslmode=disable",
+        server.port
+    );
+    ws.write("toolcell.toml", &store_table(&clear));
+    let run = ws.run(&["runs", "list"]);
+    assert!(
+        run.code == 1 && run.stderr.contains("cannot connect"),
+        "{run:?}"
+    );
+
+    // Another machine, and the URL does not say how: refused at load,
+    // before anything is sent.
+    ws.write(
+        "toolcell.toml",
+        &store_table("postgres://toolcell@db.example.com:5432/toolcell"),
+    );
+    let run = ws.run(&["runs", "list"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stderr.contains("toolcell.toml:2:")
+            && run.stderr.contains("in the clear")
+            && run.stderr.contains("sslmode=require"),
+        "{run:?}"
+    );
+    // A ca_file without TLS is a mistake worth saying.
+    ws.write(
+        "toolcell.toml",
+        &format!("{}ca_file = \"ca.pem\"\n", store_table(&clear)),
+    );
+    let run = ws.run(&["runs", "list"]);
+    assert!(
+        run.code == 1 && run.stderr.contains("sslmode=require"),
+        "{run:?}"
+    );
+}

@@ -1,6 +1,8 @@
 //! A real PostgreSQL server for a test or a benchmark: a new cluster in a
-//! temporary folder (`initdb`), its server on a free port of 127.0.0.1,
-//! stopped and removed when dropped. The binaries are Debian's package
+//! temporary folder (`initdb`), its server on a free port of 127.0.0.1
+//! (and a Unix socket in that folder), stopped and removed when dropped.
+//! [`PgServer::start_tls`] starts one that takes TCP connections over TLS
+//! only. The binaries are Debian's package
 //! (`.ci/run` installs it); as root, the server runs as the `postgres`
 //! user, since PostgreSQL refuses to run as root.
 
@@ -17,7 +19,7 @@ pub const ROLE: &str = "toolcell";
 
 pub struct PgServer {
     child: Child,
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     pub port: u16,
 }
 
@@ -76,8 +78,24 @@ fn free_port() -> u16 {
         .port()
 }
 
+/// A certificate and its key, as PEM files, for a server's TLS.
+pub struct ServerCert<'a> {
+    pub cert: &'a std::path::Path,
+    pub key: &'a std::path::Path,
+}
+
 impl PgServer {
     pub fn start() -> Self {
+        Self::start_with(None)
+    }
+
+    /// A server whose TCP connections must use TLS with `cert` (Unix
+    /// socket connections, the harness's own, need none).
+    pub fn start_tls(cert: ServerCert<'_>) -> Self {
+        Self::start_with(Some(cert))
+    }
+
+    fn start_with(tls: Option<ServerCert<'_>>) -> Self {
         let bin = bin_dir();
         let user = server_user();
         let dir = tempfile::tempdir().unwrap();
@@ -95,12 +113,32 @@ impl PgServer {
             "initdb failed: {}",
             String::from_utf8_lossy(&init.stderr)
         );
+        let mut settings = Vec::new();
+        if let Some(tls) = tls {
+            for (from, name) in [(tls.cert, "server.crt"), (tls.key, "server.key")] {
+                let to = data.join(name);
+                std::fs::copy(from, &to).unwrap();
+                std::fs::set_permissions(&to, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+                    .unwrap();
+                if let Some((uid, gid)) = user {
+                    std::os::unix::fs::chown(&to, Some(uid), Some(gid)).unwrap();
+                }
+            }
+            // TCP over TLS only; the socket for the harness.
+            std::fs::write(
+                data.join("pg_hba.conf"),
+                "local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n",
+            )
+            .unwrap();
+            settings.extend(["-c", "ssl=on"]);
+        }
         let port = free_port();
         let child = as_server_user(&mut Command::new(bin.join("postgres")), user)
             .arg("-D")
             .arg(&data)
             .args(["-p", &port.to_string(), "-k"])
             .arg(dir.path())
+            .args(&settings)
             .args([
                 "-c",
                 "listen_addresses=127.0.0.1",
@@ -114,11 +152,7 @@ impl PgServer {
             .stderr(Stdio::null())
             .spawn()
             .expect("starting postgres");
-        let server = Self {
-            child,
-            _dir: dir,
-            port,
-        };
+        let server = Self { child, dir, port };
         let started = Instant::now();
         while server.try_client("postgres").is_err() {
             assert!(
@@ -147,8 +181,14 @@ impl PgServer {
         self.try_client(database).unwrap()
     }
 
+    /// A client of the harness's own, through the Unix socket.
     fn try_client(&self, database: &str) -> Result<postgres::Client, postgres::Error> {
-        postgres::Client::connect(&self.url(database), postgres::NoTls)
+        postgres::Config::new()
+            .host_path(self.dir.path())
+            .port(self.port)
+            .user(ROLE)
+            .dbname(database)
+            .connect(postgres::NoTls)
     }
 }
 

@@ -549,7 +549,8 @@ impl WorkspaceConfig {
             None => StoreSetting::Local,
             Some(spanned) => {
                 let at = table(spanned.span(), "store");
-                StoreSetting::from_raw(spanned.into_inner(), &at)?
+                let folder = file.parent().unwrap_or(Path::new("."));
+                StoreSetting::from_raw(spanned.into_inner(), &at, folder)?
             }
         };
         let policy = PolicyFiles::new(

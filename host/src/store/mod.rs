@@ -286,7 +286,11 @@ impl Store {
     pub fn for_workspace(config: &WorkspaceConfig) -> Result<Self> {
         match &config.store {
             StoreSetting::Local => Self::open(&config.state_dir()),
-            StoreSetting::Postgres { url, password_env } => {
+            StoreSetting::Postgres {
+                url,
+                password_env,
+                ca_file,
+            } => {
                 let password = match password_env {
                     None => None,
                     Some(variable) => Some(std::env::var(variable).map_err(|_| {
@@ -298,6 +302,7 @@ impl Store {
                 Self::open_postgres(&PgTarget {
                     url: url.clone(),
                     password,
+                    ca_file: ca_file.clone(),
                 })
             }
         }

@@ -17,11 +17,14 @@
 use super::db::{Row, Value};
 use super::schema;
 use anyhow::{Context, Result, anyhow};
+use postgres::config::SslMode;
 use postgres::types::{FromSql, IsNull, ToSql, Type, to_sql_checked};
 use postgres::{Client, NoTls, Statement};
 use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// The first key of the advisory locks owners hold ("tc" in ASCII), so
 /// they cannot be mistaken for another program's locks in the same
@@ -39,6 +42,9 @@ pub struct PgTarget {
     pub url: String,
     /// The password, from the environment variable the config names.
     pub password: Option<String>,
+    /// The authorities a TLS server's certificate is checked against (a
+    /// PEM file); `None`: the public ones.
+    pub ca_file: Option<PathBuf>,
 }
 
 type Job = Box<dyn FnOnce(&mut Worker) + Send>;
@@ -68,13 +74,20 @@ impl PgSession {
         // Named after the process, so a session is known in `pg_stat_activity`.
         config.application_name(&format!("toolcell pid {}", std::process::id()));
         config.connect_timeout(CONNECT_TIMEOUT);
+        let tls = match config.get_ssl_mode() {
+            SslMode::Require => Some(tls_connector(target.ca_file.as_deref())?),
+            _ => None,
+        };
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready_tx, ready) = mpsc::channel::<Result<i64>>();
         std::thread::Builder::new()
             .name("toolcell-postgres".into())
             .spawn(move || {
-                let worker = config
-                    .connect(NoTls)
+                let connected = match tls {
+                    Some(tls) => config.connect(tls),
+                    None => config.connect(NoTls),
+                };
+                let worker = connected
                     .context("cannot connect")
                     .map(|client| Worker {
                         client,
@@ -202,6 +215,42 @@ impl Worker {
             .execute("SELECT pg_advisory_lock($1, $2)", &[&OWNER_SPACE, &key])?;
         Ok(owner)
     }
+}
+
+/// A TLS connector that checks the server's certificate and name against
+/// the authorities in `ca_file`, or the public ones.
+fn tls_connector(ca_file: Option<&Path>) -> Result<MakeRustlsConnect> {
+    use rustls::pki_types::CertificateDer;
+    use rustls::pki_types::pem::PemObject;
+    let mut roots = rustls::RootCertStore::empty();
+    match ca_file {
+        None => roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned()),
+        Some(file) => {
+            let shown = || {
+                format!(
+                    "cannot read the authorities' certificates in {}",
+                    file.display()
+                )
+            };
+            for cert in CertificateDer::pem_file_iter(file).with_context(shown)? {
+                roots.add(cert.with_context(shown)?).with_context(shown)?;
+            }
+            if roots.is_empty() {
+                anyhow::bail!(
+                    "{} holds no certificate\n  fix: point ca_file at the PEM file of the authority that signed the server's certificate",
+                    file.display()
+                );
+            }
+        }
+    }
+    let config = rustls::ClientConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .context("cannot set up TLS")?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok(MakeRustlsConnect::new(config))
 }
 
 /// Brings the tables up to date, one process at a time (an advisory lock

@@ -293,6 +293,13 @@ fn check_paths(config: &WorkspaceConfig) -> Result<()> {
             outside(format!("a path granted to the MCP server `{name}`"), path)?;
         }
     }
+    if let StoreSetting::Postgres {
+        ca_file: Some(file),
+        ..
+    } = &config.store
+    {
+        outside("the run store's ca_file".into(), file)?;
+    }
     for schedule in &config.schedules {
         outside(
             format!("the workflow of schedule `{}`", schedule.name),
