@@ -550,6 +550,14 @@ impl<C: Clock> Daemon<C> {
                 let (dispatcher, config) = *ready;
                 self.held = None;
                 self.warn_untrusted(&config.untrusted);
+                if config.store != self.config.store {
+                    let message = format!(
+                        "[store] changed to {}: this daemon keeps {} until it is started again",
+                        config.store.describe(),
+                        self.store.location()
+                    );
+                    self.log(None, Event::Warning { message });
+                }
                 self.dispatcher = Arc::new(dispatcher);
                 self.config = config;
                 self.install_schedules(Install::Reload);
