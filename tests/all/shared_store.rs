@@ -651,6 +651,16 @@ fn a_store_on_another_machine_is_reached_over_tls_with_its_certificate_checked()
             && run.stderr.contains("sslmode=require"),
         "{run:?}"
     );
+    // Nor may a `hostaddr` send it elsewhere than the host it names.
+    ws.write(
+        "toolcell.toml",
+        &store_table("postgres://toolcell@localhost/toolcell?hostaddr=203.0.113.7"),
+    );
+    let run = ws.run(&["runs", "list"]);
+    assert!(
+        run.code == 1 && run.stderr.contains("in the clear"),
+        "{run:?}"
+    );
     // A ca_file without TLS is a mistake worth saying.
     ws.write(
         "toolcell.toml",
@@ -661,4 +671,18 @@ fn a_store_on_another_machine_is_reached_over_tls_with_its_certificate_checked()
         run.code == 1 && run.stderr.contains("sslmode=require"),
         "{run:?}"
     );
+}
+
+#[test]
+fn text_postgresql_cannot_hold_is_recorded_shown_not_lost() {
+    let server = PgServer::start();
+    let url = server.database("nul");
+    let ws = Workspace::new();
+    ws.write("nul.rhai", "print(\"before\\x00after\");\n\"ok\"\n");
+    ws.write("toolcell.toml", &store_table(&url));
+    let run = ws.run(&["run", "nul.rhai"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stderr.contains("cannot record"), "{run:?}");
+    let shown = ws.run(&["runs", "show", "1", "--json"]);
+    assert_eq!(shown.json()["logs"][0][1], "before\u{FFFD}after", "{shown:?}");
 }

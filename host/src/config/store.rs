@@ -58,16 +58,25 @@ pub struct RawStoreConfig {
 /// Whether every host `config` names is this machine: a Unix socket or a
 /// loopback address, where nothing crosses a network.
 fn only_this_machine(config: &postgres::Config) -> bool {
-    config.get_hosts().iter().all(|host| match host {
-        Host::Unix(_) => true,
-        Host::Tcp(name) => {
-            name == "localhost"
-                || name
-                    .trim_matches(|c| c == '[' || c == ']')
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        }
-    })
+    // A `hostaddr` is where the client connects, whatever the host says.
+    if !config
+        .get_hostaddrs()
+        .iter()
+        .all(std::net::IpAddr::is_loopback)
+    {
+        return false;
+    }
+    !config.get_hosts().is_empty()
+        && config.get_hosts().iter().all(|host| match host {
+            Host::Unix(_) => true,
+            Host::Tcp(name) => {
+                name == "localhost"
+                    || name
+                        .trim_matches(|c| c == '[' || c == ']')
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback())
+            }
+        })
 }
 
 impl StoreSetting {

@@ -268,6 +268,11 @@ impl<C: Clock> Daemon<C> {
                 _ = reload.tick() => {
                     self.reload_if_changed(&loaded_tx);
                     if let Err(e) = self.look_at_shared_store() {
+                        // Other daemons take its runs for interrupted now:
+                        // they are stopped at once, not after the grace.
+                        for (_, cancel) in self.slots.values().flat_map(|s| &s.running) {
+                            cancel.cancel();
+                        }
                         lost = Some(e);
                         break;
                     }
@@ -304,7 +309,10 @@ impl<C: Clock> Daemon<C> {
                 .get_mut(&name)
                 .unwrap()
                 .handled_up_to(due.handled);
-            if !self.take_fire(&name, due.handled) {
+            // Of daemons sharing a store, only one that will run a fire time
+            // takes it: one with the schedule disabled leaves it to others.
+            let runs = due.fire.is_some() || !self.store.is_shared();
+            if runs && !self.take_fire(&name, due.handled) {
                 continue;
             }
             if due.missed > 0 {
@@ -333,8 +341,17 @@ impl<C: Clock> Daemon<C> {
         }
     }
 
-    /// A fire of `name`: started, queued or skipped as `overlap` says.
+    /// A fire of `name`: started, queued or skipped as `overlap` says,
+    /// decided under the schedule's lock when the store is shared.
     fn fire(&mut self, name: &str, fire: Fire) {
+        let held = self.hold(name, true);
+        self.decide_fire(name, fire);
+        if held {
+            self.hold(name, false);
+        }
+    }
+
+    fn decide_fire(&mut self, name: &str, fire: Fire) {
         let running = self.running_of(name);
         let slot = &self.slots[name];
         match plan::on_fire(slot.config.overlap, &running, slot.queue.len()) {
@@ -485,12 +502,9 @@ impl<C: Clock> Daemon<C> {
                 }
             }
         }
-        let slot = self.slots.get_mut(&schedule).unwrap();
-        if slot.running.is_empty()
-            && slot.config.enabled
-            && let Some(next) = slot.queue.pop_front()
-        {
-            self.start(&schedule, next);
+        let slot = &self.slots[&schedule];
+        if slot.running.is_empty() && slot.config.enabled && !slot.queue.is_empty() {
+            self.start_queued(&schedule);
         }
         if self.slots.values().all(|s| s.running.is_empty()) {
             super::memory::release_free();

@@ -233,10 +233,13 @@ impl Conn {
     pub fn transaction<T>(&mut self, f: impl FnOnce(&mut Conn) -> Result<T>) -> Result<T> {
         self.batch("BEGIN")?;
         match f(self) {
-            Ok(value) => {
-                self.batch("COMMIT")?;
-                Ok(value)
-            }
+            Ok(value) => match self.batch("COMMIT") {
+                Ok(()) => Ok(value),
+                Err(e) => {
+                    let _ = self.batch("ROLLBACK");
+                    Err(e)
+                }
+            },
             Err(e) => {
                 let _ = self.batch("ROLLBACK");
                 Err(e)

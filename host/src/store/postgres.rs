@@ -34,9 +34,22 @@ const OWNER_SPACE: i32 = 0x7463;
 const MIGRATION_LOCK: i64 = 0x7463_6d69_6772;
 /// How long connecting may take before the store is said to be out of reach.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// A connection that stops answering (a network cut without a reset) is
+/// found by TCP keepalives after this idle time, and a send unacknowledged
+/// this long ends it, rather than after the system's two hours.
+const DEAD_LINK: Duration = Duration::from_secs(30);
+/// The longest a statement is waited for: the store's statements take
+/// milliseconds, so one that takes this long means the server or the link
+/// is gone, and the session is given up (see [`PgSession::is_closed`]).
+const STATEMENT_WAIT: Duration = Duration::from_secs(60);
+/// The first key of the advisory lock a daemon holds while it decides
+/// whether a fire of a schedule starts ("ts"), so two daemons never both
+/// see no run going and start one.
+pub const SCHEDULE_SPACE: i32 = 0x7473;
 
-/// Where a PostgreSQL store is, and how to sign in.
-#[derive(Debug, Clone)]
+/// Where a PostgreSQL store is, and how to sign in (not `Debug`: it holds
+/// the password).
+#[derive(Clone)]
 pub struct PgTarget {
     /// The URL as written, with no password in it.
     pub url: String,
@@ -53,6 +66,8 @@ type Job = Box<dyn FnOnce(&mut Worker) + Send>;
 pub struct PgSession {
     jobs: mpsc::Sender<Job>,
     owner: i64,
+    /// A statement was not answered in [`STATEMENT_WAIT`].
+    stalled: bool,
 }
 
 struct Worker {
@@ -74,6 +89,9 @@ impl PgSession {
         // Named after the process, so a session is known in `pg_stat_activity`.
         config.application_name(&format!("toolcell pid {}", std::process::id()));
         config.connect_timeout(CONNECT_TIMEOUT);
+        config.keepalives(true);
+        config.keepalives_idle(DEAD_LINK);
+        config.tcp_user_timeout(DEAD_LINK);
         let tls = match config.get_ssl_mode() {
             SslMode::Require => Some(tls_connector(target.ca_file.as_deref())?),
             _ => None,
@@ -116,7 +134,11 @@ impl PgSession {
         let owner = ready
             .recv()
             .map_err(|_| anyhow!("the store's connection thread stopped"))??;
-        Ok(Self { jobs, owner })
+        Ok(Self {
+            jobs,
+            owner,
+            stalled: false,
+        })
     }
 
     /// This process's owner number: what its runs are written with.
@@ -125,18 +147,28 @@ impl PgSession {
     }
 
     fn call<T: Send + 'static>(
-        &self,
+        &mut self,
         job: impl FnOnce(&mut Worker) -> Result<T> + Send + 'static,
     ) -> Result<T> {
+        if self.stalled {
+            anyhow::bail!("the store stopped answering");
+        }
         let (reply, answer) = mpsc::sync_channel(1);
         self.jobs
             .send(Box::new(move |worker| {
                 let _ = reply.send(job(worker));
             }))
             .map_err(|_| anyhow!("the connection to the store was lost"))?;
-        answer
-            .recv()
-            .map_err(|_| anyhow!("the connection to the store was lost"))?
+        match answer.recv_timeout(STATEMENT_WAIT) {
+            Ok(answer) => answer,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                self.stalled = true;
+                anyhow::bail!("the store did not answer in {} s", STATEMENT_WAIT.as_secs())
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                anyhow::bail!("the connection to the store was lost")
+            }
+        }
     }
 
     pub fn exec(&mut self, sql: &str, args: &[Value]) -> Result<usize> {
@@ -173,8 +205,10 @@ impl PgSession {
     /// broke): it is not made again, since the owner's lock went with it
     /// and other processes have taken this one's runs for dead.
     pub fn is_closed(&mut self) -> bool {
-        self.call(|worker| Ok(worker.client.is_closed()))
-            .unwrap_or(true)
+        self.stalled
+            || self
+                .call(|worker| Ok(worker.client.is_closed()))
+                .unwrap_or(true)
     }
 
     /// The owners whose sessions are connected now, in this database.
@@ -204,16 +238,25 @@ impl Worker {
         Ok(statement)
     }
 
-    /// Takes an owner number and holds its lock while connected.
+    /// Takes an owner number and holds its lock while connected. A number
+    /// whose lock is held already (a store of another workspace in another
+    /// schema of the same database, whose sequence gave the same number) is
+    /// passed over.
     fn take_owner(&mut self) -> Result<i64> {
-        let owner: i64 = self
-            .client
-            .query_one("SELECT nextval('toolcell_owners')", &[])?
-            .get(0);
-        let key = i32::try_from(owner).context("the store's owner numbers ran out")?;
-        self.client
-            .execute("SELECT pg_advisory_lock($1, $2)", &[&OWNER_SPACE, &key])?;
-        Ok(owner)
+        loop {
+            let owner: i64 = self
+                .client
+                .query_one("SELECT nextval('toolcell_owners')", &[])?
+                .get(0);
+            let key = i32::try_from(owner).context("the store's owner numbers ran out")?;
+            let taken: bool = self
+                .client
+                .query_one("SELECT pg_try_advisory_lock($1, $2)", &[&OWNER_SPACE, &key])?
+                .get(0);
+            if taken {
+                return Ok(owner);
+            }
+        }
     }
 }
 
@@ -329,6 +372,11 @@ impl ToSql for Value {
                 Type::FLOAT4 => (*x as f32).to_sql(ty, out),
                 _ => Err(format!("a number cannot be written as {ty}").into()),
             },
+            // PostgreSQL's text holds no NUL, which SQLite's does (a tool's
+            // output, a message): shown as U+FFFD rather than not recorded.
+            Value::Text(s) if s.contains('\0') => {
+                s.replace('\0', "\u{FFFD}").as_str().to_sql(ty, out)
+            }
             Value::Text(s) => s.as_str().to_sql(ty, out),
             Value::Blob(b) => b.as_slice().to_sql(ty, out),
         }

@@ -119,6 +119,26 @@ impl Store {
         })
     }
 
+    /// With a shared store, holds (`lock`) or lets go of the lock under
+    /// which a daemon decides whether a fire of `schedule` starts — looks
+    /// at the runs going and records its own — so that two daemons never
+    /// both find none going and start one. Nothing to hold for a store of
+    /// one daemon.
+    pub fn hold_schedule(&self, schedule: &str, lock: bool) -> Result<()> {
+        if !self.shared {
+            return Ok(());
+        }
+        let sql = if lock {
+            "SELECT pg_advisory_lock(?1, hashtext(?2))"
+        } else {
+            "SELECT pg_advisory_unlock(?1, hashtext(?2))"
+        };
+        self.with(|conn| {
+            conn.exec(sql, args![super::postgres::SCHEDULE_SPACE, schedule])?;
+            Ok(())
+        })
+    }
+
     /// Marks the runs whose owner is gone as interrupted (a daemon of
     /// another machine killed mid-run); returns them.
     pub fn interrupt_orphans(&self) -> Result<Vec<RunId>> {

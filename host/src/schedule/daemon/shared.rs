@@ -80,12 +80,35 @@ impl<C: Clock> Daemon<C> {
             .map(|(name, _)| name.clone())
             .collect();
         for name in waiting {
-            if self.running_of(&name).is_empty()
-                && let Some(next) = self.slots.get_mut(&name).unwrap().queue.pop_front()
-            {
-                self.start(&name, next);
-            }
+            self.start_queued(&name);
         }
         Ok(())
+    }
+
+    /// Starts the first fire queued for `name` if no run of it is going
+    /// (of any daemon, with a shared store), under the schedule's lock.
+    pub(super) fn start_queued(&mut self, name: &str) {
+        let held = self.hold(name, true);
+        if self.running_of(name).is_empty()
+            && let Some(next) = self.slots.get_mut(name).unwrap().queue.pop_front()
+        {
+            self.start(name, next);
+        }
+        if held {
+            self.hold(name, false);
+        }
+    }
+
+    /// Holds or lets go of `name`'s lock in a shared store; whether it
+    /// holds it now. Not held (said in the log) when the store fails: the
+    /// fire is decided anyway, as by a daemon alone.
+    pub(super) fn hold(&self, name: &str, lock: bool) -> bool {
+        match self.store.hold_schedule(name, lock) {
+            Ok(()) => lock,
+            Err(e) => {
+                self.warn(name, format!("cannot hold its lock in the store: {e:#}"));
+                false
+            }
+        }
     }
 }
