@@ -684,5 +684,9 @@ fn text_postgresql_cannot_hold_is_recorded_shown_not_lost() {
     assert_eq!(run.code, 0, "{run:?}");
     assert!(!run.stderr.contains("cannot record"), "{run:?}");
     let shown = ws.run(&["runs", "show", "1", "--json"]);
-    assert_eq!(shown.json()["logs"][0][1], "before\u{FFFD}after", "{shown:?}");
+    assert_eq!(
+        shown.json()["logs"][0][1],
+        "before\u{FFFD}after",
+        "{shown:?}"
+    );
 }
