@@ -203,11 +203,7 @@ fn a_store_url_is_checked_kept_from_untrusted_configs_and_said_when_out_of_reach
     );
 
     // Nothing listens on this port: said, with the store named.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = crate::pg_server::free_port();
     let url = format!("postgres://toolcell@127.0.0.1:{port}/x");
     ws.write("toolcell.toml", &store_table(&url));
     let run = ws.run(&["runs", "list"]);

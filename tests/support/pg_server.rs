@@ -70,7 +70,8 @@ fn as_server_user(command: &mut Command, user: Option<(u32, u32)>) -> &mut Comma
     command
 }
 
-fn free_port() -> u16 {
+/// A port nothing listens on now, on 127.0.0.1.
+pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()

@@ -37,16 +37,6 @@ pub enum StoreSetting {
     },
 }
 
-impl StoreSetting {
-    /// Where it is, for messages.
-    pub fn describe(&self) -> String {
-        match self {
-            StoreSetting::Local => "the workspace's own store".into(),
-            StoreSetting::Postgres { url, .. } => format!("PostgreSQL at {url}"),
-        }
-    }
-}
-
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RawStoreConfig {
@@ -80,6 +70,14 @@ fn only_this_machine(config: &postgres::Config) -> bool {
 }
 
 impl StoreSetting {
+    /// Where it is, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            StoreSetting::Local => "the workspace's own store".into(),
+            StoreSetting::Postgres { url, .. } => format!("PostgreSQL at {url}"),
+        }
+    }
+
     pub fn from_raw(raw: RawStoreConfig, at: &Table, folder: &Path) -> Result<Self, Problem> {
         const FORM: &str = "write it as postgres://USER@HOST:5432/DATABASE (with ?sslmode=require for another machine)";
         let Some(url) = raw.url else {
