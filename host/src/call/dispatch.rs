@@ -69,6 +69,16 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
+    /// Lets go of the dispatcher of a process that exits next, without
+    /// tearing down its sandbox, components and cells piece by piece: the
+    /// exit frees all their memory at once (unmapping it piece by piece
+    /// was about a tenth of a one-call process; BENCHMARKS.md). External
+    /// MCP servers are still stopped as they always are.
+    pub fn release_for_exit(mut self) {
+        drop(self.mcp.take());
+        std::mem::forget(self);
+    }
+
     pub fn new(
         config: WorkspaceConfig,
         registry: Registry,

@@ -137,7 +137,9 @@ pub fn run(config: &super::Chosen, command: ToolsCommand) -> Result<i32> {
         } => {
             let args = call_arguments(args, args_file)?;
             let dispatcher = super::open_dispatcher_for_one_call(config, &name)?;
-            call(&dispatcher, &name, &args, yes, json, logs)
+            let code = call(&dispatcher, &name, &args, yes, json, logs);
+            dispatcher.release_for_exit();
+            code
         }
         ToolsCommand::Add {
             paths,

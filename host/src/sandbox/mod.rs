@@ -12,7 +12,8 @@
 //! - `folders`: `toolcell:tool/folders`, a folder's names and types without
 //!   a `stat` of each entry; `files`: `toolcell:tool/files`, many files read
 //!   at once, by the calling thread and a reader a further core;
-//! - [`bindings`]: the generated host side of `toolcell:tool`;
+//! - [`bindings`]: the generated host side of `toolcell:tool`; `linking`:
+//!   what a component may import, all of it or one component's imports;
 //! - `keeper`: with [`SandboxOptions::ready_ahead`], the next cell of a tool
 //!   built before its call and used ones torn down, on a thread of their own.
 //!
@@ -30,6 +31,7 @@ mod files;
 mod folders;
 pub mod fs_guard;
 mod keeper;
+mod linking;
 mod links;
 pub mod network;
 pub mod output;
@@ -48,9 +50,10 @@ pub use engine::Allocation;
 use keeper::Keeper;
 use output::CapturedOutput;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use wasmtime::component::Linker;
+use wasmtime::component::{Component, Linker};
 use wasmtime::{Engine, Store, Trap, UpdateDeadline};
 
 /// What a tool may print to stdout or stderr that is kept for the logs.
@@ -144,7 +147,9 @@ pub struct SandboxOptions {
 /// The engine, linker and cache shared by every call of a process.
 pub struct Sandbox {
     engine: Engine,
-    linker: Linker<CellState>,
+    /// Everything toolcell provides ([`linking::everything`]), linked when
+    /// a component is first prepared with it.
+    linker: OnceLock<Linker<CellState>>,
     cache: ComponentCache,
     /// Readies cells ahead of calls, when asked to.
     keeper: Option<Keeper>,
@@ -154,36 +159,6 @@ impl Sandbox {
     pub fn new(options: SandboxOptions) -> Result<Self> {
         let engine = engine::build_engine(options.allocation)?;
         engine::start_epoch_clock(&engine)?;
-        let mut linker = Linker::new(&engine);
-        // Everything WASI 0.2 offers is linked so that components from any
-        // toolchain instantiate; what each cell may actually do is decided
-        // by its context (see `cell`).
-        wasmtime_wasi::p2::add_to_linker_async(&mut linker)?;
-        // The file system of WASI replaced by the guarded one: every call
-        // that names a path passes the workspace's file rules.
-        linker.allow_shadowing(true);
-        wasmtime_wasi::p2::bindings::filesystem::types::add_to_linker::<_, fs_guard::Guarded>(
-            &mut linker,
-            CellState::guarded_fs,
-        )?;
-        wasmtime_wasi::p2::bindings::filesystem::preopens::add_to_linker::<_, fs_guard::Guarded>(
-            &mut linker,
-            CellState::guarded_fs,
-        )?;
-        linker.allow_shadowing(false);
-        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker)?;
-        bindings::toolcell::tool::process::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
-            &mut linker,
-            |state: &mut CellState| state,
-        )?;
-        bindings::toolcell::tool::folders::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
-            &mut linker,
-            |state: &mut CellState| state,
-        )?;
-        bindings::toolcell::tool::files::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
-            &mut linker,
-            |state: &mut CellState| state,
-        )?;
         let cache = ComponentCache::new(&engine, options.cache_dir);
         let keeper = match options.ready_ahead {
             true => Some(Keeper::start(engine.clone())?),
@@ -191,7 +166,7 @@ impl Sandbox {
         };
         Ok(Self {
             engine,
-            linker,
+            linker: OnceLock::new(),
             cache,
             keeper,
         })
@@ -202,7 +177,8 @@ impl Sandbox {
     /// its config and tools meanwhile): the engine and the linker take
     /// about a millisecond. `ahead`, a built-in component the call will
     /// probably use, is then loaded on the same thread (see
-    /// [`StartedSandbox::ahead`]). `None` if no thread could be started.
+    /// [`StartedSandbox::ahead`]), linked with only what it imports.
+    /// `None` if no thread could be started.
     pub fn start(
         options: SandboxOptions,
         ahead: Option<&'static BuiltinTool>,
@@ -212,7 +188,7 @@ impl Sandbox {
             .spawn(move || {
                 let sandbox = Sandbox::new(options)?;
                 let ahead = ahead.and_then(|tool| {
-                    let prepared = sandbox.prepare_digested(tool.wasm, Some(tool.wasm_sha256));
+                    let prepared = sandbox.prepare_alone(tool.wasm, tool.wasm_sha256);
                     // A failure is met again, and reported, when the call
                     // prepares the tool itself.
                     prepared.ok().map(|prepared| (tool.wasm_sha256, prepared))
@@ -236,11 +212,42 @@ impl Sandbox {
     /// [`Sandbox::prepare`], for a component whose SHA-256 (hexadecimal)
     /// is known already: its compile-cache entry is found without hashing it.
     pub fn prepare_digested(&self, wasm: &[u8], sha256: Option<&str>) -> Result<PreparedTool> {
+        let (component, cache) = self.load(wasm, sha256)?;
+        self.link(&component, self.linker()?, cache)
+    }
+
+    /// [`Sandbox::prepare_digested`] with a linker of only what the
+    /// component imports, for a process that will run no other.
+    fn prepare_alone(&self, wasm: &[u8], sha256: &str) -> Result<PreparedTool> {
+        let (component, cache) = self.load(wasm, Some(sha256))?;
+        match linking::only_for(&self.engine, &component)? {
+            Some(linker) => self.link(&component, &linker, cache),
+            None => self.link(&component, self.linker()?, cache),
+        }
+    }
+
+    fn linker(&self) -> Result<&Linker<CellState>> {
+        if let Some(linker) = self.linker.get() {
+            return Ok(linker);
+        }
+        let linker = linking::everything(&self.engine)?;
+        Ok(self.linker.get_or_init(|| linker))
+    }
+
+    fn load(&self, wasm: &[u8], sha256: Option<&str>) -> Result<(Component, CacheStatus)> {
         check_component_header(wasm)?;
-        let (component, cache) = self.cache.load(&self.engine, wasm, sha256).map_err(|e| {
+        self.cache.load(&self.engine, wasm, sha256).map_err(|e| {
             anyhow::anyhow!("it is not a valid WebAssembly component ({e:#})\n  fix: rebuild it with a component toolchain (cargo --target wasm32-wasip2, componentize-py, componentize-js)")
-        })?;
-        let pre = self.linker.instantiate_pre(&component).map_err(|e| {
+        })
+    }
+
+    fn link(
+        &self,
+        component: &Component,
+        linker: &Linker<CellState>,
+        cache: CacheStatus,
+    ) -> Result<PreparedTool> {
+        let pre = linker.instantiate_pre(component).map_err(|e| {
             anyhow::anyhow!(
                 "it imports something toolcell does not provide ({e:#})\n  fix: import only WASI 0.2 interfaces (cli, filesystem, clocks, random, sockets, http) and `toolcell:tool` `folders`, `files` and `process`"
             )
