@@ -263,6 +263,45 @@ fn list_directory_honours_ignore_files_and_gives_details_when_asked() {
     assert!(listing["entries"][3]["modified"].as_u64().unwrap() > 1_600_000_000);
 }
 
+/// An ignore file whose every line names folders (`cache/`) is never put
+/// to files at all: a file of that name stays, the folders go, anchored
+/// lines (`/top_only/`) hold at their own folder only, and CRLF line ends
+/// and comments change nothing.
+#[test]
+fn an_ignore_file_of_folders_only_leaves_files_of_those_names() {
+    let ws = Workspace::new();
+    ws.write(
+        "deep/.ignore",
+        "# folders only\r\ncache/\r\n/top_only/  \r\n\r\n",
+    );
+    ws.write("deep/cache", "a file named as the folder rule is\n");
+    ws.write("deep/x/cache/inner.txt", "x");
+    ws.write("deep/top_only/a.txt", "x");
+    ws.write("deep/x/top_only/b.txt", "x");
+    ws.write("deep/notes.txt", "x");
+    let (code, envelope) = ws.call("list_directory", json!({"path": "deep", "recursive": true}));
+    assert_eq!(code, 0, "{envelope}");
+    let listing = &envelope["result"];
+    assert_eq!(
+        entry_names(listing),
+        ["cache", "notes.txt", "x", "x/top_only", "x/top_only/b.txt"],
+        "{listing}"
+    );
+    assert_eq!(listing["ignored_skipped"], 2, "{listing}");
+    // A search walks the same way.
+    let (_, envelope) = ws.call(
+        "search_files",
+        json!({"path": "deep", "query": "cache", "mode": "name"}),
+    );
+    let names: Vec<&str> = envelope["result"]["names"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["deep/cache"], "{envelope}");
+}
+
 /// The listing's JSON is written by hand (`toolcell_guest::json`): names
 /// that JSON must escape come back as they are on disk, in byte order.
 #[test]

@@ -215,30 +215,65 @@ struct IgnoreRules {
     /// folder (`src/` of `src/lib.rs`): the rules see the rest.
     prefix: usize,
     /// `.ignore`
-    ignore: Option<Gitignore>,
+    ignore: Option<IgnoreFile>,
     /// `.gitignore`
-    git: Option<Gitignore>,
+    git: Option<IgnoreFile>,
     /// `.git/info/exclude`, in a repository's top folder.
-    exclude: Option<Gitignore>,
+    exclude: Option<IgnoreFile>,
     /// The folder holds `.git`: rules of the folders above it do not
     /// reach into it, as git's own do not.
     has_git: bool,
 }
 
+/// The rules of one ignore file.
+struct IgnoreFile {
+    matcher: Gitignore,
+    /// Every line names folders only (`node_modules/`, the usual kind): no
+    /// file can match, and files are not put to the matcher at all.
+    folders_only: bool,
+}
+
+impl IgnoreFile {
+    /// The file at workspace-relative `path`; `None` if it has no rules
+    /// (or cannot be read: it then adds none, as in ripgrep).
+    fn load(path: &WorkspacePath) -> Option<Self> {
+        // Rooted at `.`, the matcher takes paths relative to the folder as
+        // they are: given the folder as its root, it strips it from every
+        // path itself, and off Unix (WebAssembly) it does so by parsing
+        // both into components, a fifth of a listing's time.
+        let mut builder = GitignoreBuilder::new(".");
+        let _ = builder.add(path.as_path());
+        let matcher = builder.build().ok().filter(|g| !g.is_empty())?;
+        // A line ending in `/` (once its trailing blanks are cut, as the
+        // matcher cuts them) names folders only; a file that cannot be read
+        // again counts as naming files too.
+        let folders_only = std::fs::read_to_string(path.as_path()).is_ok_and(|text| {
+            text.lines()
+                .map(str::trim_end)
+                .all(|line| line.is_empty() || line.starts_with('#') || line.ends_with('/'))
+        });
+        Some(Self {
+            matcher,
+            folders_only,
+        })
+    }
+
+    fn matched(&self, path: &str, is_dir: bool) -> Match<()> {
+        if self.folders_only && !is_dir {
+            return Match::None;
+        }
+        match self.matcher.matched(path, is_dir) {
+            Match::None => Match::None,
+            Match::Ignore(_) => Match::Ignore(()),
+            Match::Whitelist(_) => Match::Whitelist(()),
+        }
+    }
+}
+
 impl IgnoreRules {
     fn of(dir: &WorkspacePath, listed: &[folders::FolderEntry]) -> Self {
         let has = |name: &str| listed.iter().any(|e| e.name == name);
-        let load = |file: &str| {
-            let path = dir.join(file);
-            // Rooted at `.`, the matcher takes paths relative to the folder
-            // as they are: given the folder as its root, it strips it from
-            // every path itself, and off Unix (WebAssembly) it does so by
-            // parsing both into components, a fifth of a listing's time.
-            let mut builder = GitignoreBuilder::new(".");
-            // A file that cannot be read adds no rules, as in ripgrep.
-            let _ = builder.add(path.as_path());
-            builder.build().ok().filter(|g| !g.is_empty())
-        };
+        let load = |file: &str| IgnoreFile::load(&dir.join(file));
         let has_git = has(".git");
         Self {
             prefix: if dir.is_root() {
@@ -263,13 +298,9 @@ fn matched(rules: &[IgnoreRules], path: &str, is_dir: bool) -> Match<()> {
     let mut by_git = Match::None;
     let mut by_exclude = Match::None;
     let mut saw_git = false;
-    let judge = |matcher: &Option<Gitignore>, prefix: usize| match matcher {
+    let judge = |file: &Option<IgnoreFile>, prefix: usize| match file {
         // Every path the walk judges is below each folder of `rules`.
-        Some(m) => match m.matched(path.get(prefix..).unwrap_or(path), is_dir) {
-            Match::None => Match::None,
-            Match::Ignore(_) => Match::Ignore(()),
-            Match::Whitelist(_) => Match::Whitelist(()),
-        },
+        Some(file) => file.matched(path.get(prefix..).unwrap_or(path), is_dir),
         None => Match::None,
     };
     for level in rules.iter().rev() {
