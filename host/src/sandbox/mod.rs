@@ -164,12 +164,18 @@ impl Sandbox {
             true => Some(Keeper::start(engine.clone())?),
             false => None,
         };
-        Ok(Self {
+        let sandbox = Self {
             engine,
             linker: OnceLock::new(),
             cache,
             keeper,
-        })
+        };
+        // A process that serves many calls links everything before the
+        // first, not during it.
+        if options.ready_ahead {
+            sandbox.linker()?;
+        }
+        Ok(sandbox)
     }
 
     /// Starts a sandbox on a thread of its own, for a caller that knows a
