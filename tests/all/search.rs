@@ -302,6 +302,41 @@ fn an_ignore_file_of_folders_only_leaves_files_of_those_names() {
     assert_eq!(names, ["deep/cache"], "{envelope}");
 }
 
+/// An ignore file that is a named pipe (or any file but a regular one) is
+/// passed over, not opened: a listing and a search of its folder finish at
+/// once instead of waiting for a writer until their time runs out.
+#[test]
+fn an_ignore_file_that_is_a_named_pipe_is_passed_over() {
+    let ws = Workspace::new();
+    ws.write("piped/sub/x.txt", "needle\n");
+    for name in ["piped/.ignore", "piped/sub/.gitignore"] {
+        let made = std::process::Command::new("mkfifo")
+            .arg(ws.root.join(name))
+            .status()
+            .unwrap();
+        assert!(made.success(), "mkfifo {name}");
+    }
+    let started = std::time::Instant::now();
+    let (code, envelope) = ws.call(
+        "list_directory",
+        json!({"path": "piped", "recursive": true}),
+    );
+    assert_eq!(code, 0, "{envelope}");
+    assert_eq!(
+        entry_names(&envelope["result"]),
+        ["sub", "sub/x.txt"],
+        "{envelope}"
+    );
+    let (code, envelope) = ws.call("search_files", json!({"path": "piped", "query": "needle"}));
+    assert_eq!(code, 0, "{envelope}");
+    assert_eq!(
+        envelope["result"]["matches"][0]["path"], "piped/sub/x.txt",
+        "{envelope}"
+    );
+    // Well inside the tools' time limit, which a waiting open would reach.
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
 /// The listing's JSON is written by hand (`toolcell_guest::json`): names
 /// that JSON must escape come back as they are on disk, in byte order.
 #[test]

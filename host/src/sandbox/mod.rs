@@ -219,7 +219,7 @@ impl Sandbox {
     /// is known already: its compile-cache entry is found without hashing it.
     pub fn prepare_digested(&self, wasm: &[u8], sha256: Option<&str>) -> Result<PreparedTool> {
         let (component, cache) = self.load(wasm, sha256)?;
-        self.link(&component, self.linker()?, cache)
+        link(&component, self.linker()?, cache)
     }
 
     /// [`Sandbox::prepare_digested`] with a linker of only what the
@@ -227,8 +227,8 @@ impl Sandbox {
     fn prepare_alone(&self, wasm: &[u8], sha256: &str) -> Result<PreparedTool> {
         let (component, cache) = self.load(wasm, Some(sha256))?;
         match linking::only_for(&self.engine, &component)? {
-            Some(linker) => self.link(&component, &linker, cache),
-            None => self.link(&component, self.linker()?, cache),
+            Some(linker) => link(&component, &linker, cache),
+            None => link(&component, self.linker()?, cache),
         }
     }
 
@@ -244,30 +244,6 @@ impl Sandbox {
         check_component_header(wasm)?;
         self.cache.load(&self.engine, wasm, sha256).map_err(|e| {
             anyhow::anyhow!("it is not a valid WebAssembly component ({e:#})\n  fix: rebuild it with a component toolchain (cargo --target wasm32-wasip2, componentize-py, componentize-js)")
-        })
-    }
-
-    fn link(
-        &self,
-        component: &Component,
-        linker: &Linker<CellState>,
-        cache: CacheStatus,
-    ) -> Result<PreparedTool> {
-        let pre = linker.instantiate_pre(component).map_err(|e| {
-            anyhow::anyhow!(
-                "it imports something toolcell does not provide ({e:#})\n  fix: import only WASI 0.2 interfaces (cli, filesystem, clocks, random, sockets, http) and `toolcell:tool` `folders`, `files` and `process`"
-            )
-        })?;
-        let pre = CommandToolPre::new(pre).map_err(|e| {
-            anyhow::anyhow!(
-                "it does not implement the world `toolcell:tool/tool-component` ({e:#})\n  fix: export the interface `toolcell:tool/tool@0.1.0` from tools-wasm/wit/tool.wit, e.g. with wit-bindgen's `export!`"
-            )
-        })?;
-        static PREPARED: AtomicU64 = AtomicU64::new(0);
-        Ok(PreparedTool {
-            id: PREPARED.fetch_add(1, Ordering::Relaxed),
-            pre,
-            cache,
         })
     }
 
@@ -340,6 +316,30 @@ impl Sandbox {
         }
         result
     }
+}
+
+/// `component` linked with `linker`, checked to implement `toolcell:tool`.
+fn link(
+    component: &Component,
+    linker: &Linker<CellState>,
+    cache: CacheStatus,
+) -> Result<PreparedTool> {
+    let pre = linker.instantiate_pre(component).map_err(|e| {
+        anyhow::anyhow!(
+            "it imports something toolcell does not provide ({e:#})\n  fix: import only WASI 0.2 interfaces (cli, filesystem, clocks, random, sockets, http) and `toolcell:tool` `folders`, `files` and `process`"
+        )
+    })?;
+    let pre = CommandToolPre::new(pre).map_err(|e| {
+        anyhow::anyhow!(
+            "it does not implement the world `toolcell:tool/tool-component` ({e:#})\n  fix: export the interface `toolcell:tool/tool@0.1.0` from tools-wasm/wit/tool.wit, e.g. with wit-bindgen's `export!`"
+        )
+    })?;
+    static PREPARED: AtomicU64 = AtomicU64::new(0);
+    Ok(PreparedTool {
+        id: PREPARED.fetch_add(1, Ordering::Relaxed),
+        pre,
+        cache,
+    })
 }
 
 /// A sandbox being built on a thread of its own ([`Sandbox::start`]).

@@ -344,11 +344,7 @@ impl<C: Clock> Daemon<C> {
     /// A fire of `name`: started, queued or skipped as `overlap` says,
     /// decided under the schedule's lock when the store is shared.
     fn fire(&mut self, name: &str, fire: Fire) {
-        let held = self.hold(name, true);
-        self.decide_fire(name, fire);
-        if held {
-            self.hold(name, false);
-        }
+        self.under_schedule_lock(name, |daemon| daemon.decide_fire(name, fire));
     }
 
     fn decide_fire(&mut self, name: &str, fire: Fire) {

@@ -119,20 +119,24 @@ impl Store {
         })
     }
 
-    /// With a shared store, holds (`lock`) or lets go of the lock under
-    /// which a daemon decides whether a fire of `schedule` starts — looks
-    /// at the runs going and records its own — so that two daemons never
-    /// both find none going and start one. Nothing to hold for a store of
-    /// one daemon.
-    pub fn hold_schedule(&self, schedule: &str, lock: bool) -> Result<()> {
+    /// With a shared store, takes the lock under which a daemon decides
+    /// whether a fire of `schedule` starts — looks at the runs going and
+    /// records its own — so that two daemons never both find none going
+    /// and start one; waits while another daemon holds it. Nothing to take
+    /// for a store of one daemon.
+    pub fn lock_schedule(&self, schedule: &str) -> Result<()> {
+        self.schedule_lock("SELECT pg_advisory_lock(?1, hashtext(?2))", schedule)
+    }
+
+    /// Lets go of the lock [`Store::lock_schedule`] took.
+    pub fn unlock_schedule(&self, schedule: &str) -> Result<()> {
+        self.schedule_lock("SELECT pg_advisory_unlock(?1, hashtext(?2))", schedule)
+    }
+
+    fn schedule_lock(&self, sql: &str, schedule: &str) -> Result<()> {
         if !self.shared {
             return Ok(());
         }
-        let sql = if lock {
-            "SELECT pg_advisory_lock(?1, hashtext(?2))"
-        } else {
-            "SELECT pg_advisory_unlock(?1, hashtext(?2))"
-        };
         self.with(|conn| {
             conn.exec(sql, args![super::postgres::SCHEDULE_SPACE, schedule])?;
             Ok(())

@@ -235,23 +235,39 @@ struct IgnoreFile {
 
 impl IgnoreFile {
     /// The file at workspace-relative `path`; `None` if it has no rules
-    /// (or cannot be read: it then adds none, as in ripgrep).
+    /// (or cannot be read: it then adds none, as in ripgrep). Only a
+    /// regular file is read: opening a named pipe would wait for a writer
+    /// until the call's time ran out.
     fn load(path: &WorkspacePath) -> Option<Self> {
+        if !std::fs::metadata(path.as_path()).is_ok_and(|m| m.is_file()) {
+            return None;
+        }
+        let bytes = std::fs::read(path.as_path()).ok()?;
         // Rooted at `.`, the matcher takes paths relative to the folder as
         // they are: given the folder as its root, it strips it from every
         // path itself, and off Unix (WebAssembly) it does so by parsing
         // both into components, a fifth of a listing's time.
         let mut builder = GitignoreBuilder::new(".");
-        let _ = builder.add(path.as_path());
+        let mut folders_only = true;
+        for (i, line) in lines(&bytes).enumerate() {
+            // As the `ignore` crate reads a file (`GitignoreBuilder::add`):
+            // a line that is not UTF-8 is passed over, a first line's BOM
+            // dropped.
+            let Ok(line) = std::str::from_utf8(line) else {
+                continue;
+            };
+            let line = if i == 0 {
+                line.trim_start_matches('\u{feff}')
+            } else {
+                line
+            };
+            // A line ending in `/` once its trailing blanks are cut (as the
+            // matcher cuts them) names folders only.
+            let kept = line.trim_end();
+            folders_only &= kept.is_empty() || kept.starts_with('#') || kept.ends_with('/');
+            let _ = builder.add_line(Some(path.as_path().to_path_buf()), line);
+        }
         let matcher = builder.build().ok().filter(|g| !g.is_empty())?;
-        // A line ending in `/` (once its trailing blanks are cut, as the
-        // matcher cuts them) names folders only; a file that cannot be read
-        // again counts as naming files too.
-        let folders_only = std::fs::read_to_string(path.as_path()).is_ok_and(|text| {
-            text.lines()
-                .map(str::trim_end)
-                .all(|line| line.is_empty() || line.starts_with('#') || line.ends_with('/'))
-        });
         Some(Self {
             matcher,
             folders_only,
@@ -287,6 +303,16 @@ impl IgnoreRules {
             has_git,
         }
     }
+}
+
+/// The lines of `bytes` as `BufRead::lines` gives them: each without its
+/// `\n` or `\r\n`, a last line without one kept as it is.
+fn lines(bytes: &[u8]) -> impl Iterator<Item = &[u8]> {
+    bytes.split_inclusive(|&b| b == b'\n').map(|line| {
+        line.strip_suffix(b"\r\n")
+            .or_else(|| line.strip_suffix(b"\n"))
+            .unwrap_or(line)
+    })
 }
 
 /// Whether the rules, deepest folder first, ignore or whitelist `path`:

@@ -88,27 +88,32 @@ impl<C: Clock> Daemon<C> {
     /// Starts the first fire queued for `name` if no run of it is going
     /// (of any daemon, with a shared store), under the schedule's lock.
     pub(super) fn start_queued(&mut self, name: &str) {
-        let held = self.hold(name, true);
-        if self.running_of(name).is_empty()
-            && let Some(next) = self.slots.get_mut(name).unwrap().queue.pop_front()
-        {
-            self.start(name, next);
-        }
-        if held {
-            self.hold(name, false);
-        }
+        self.under_schedule_lock(name, |daemon| {
+            if daemon.running_of(name).is_empty()
+                && let Some(next) = daemon.slots.get_mut(name).unwrap().queue.pop_front()
+            {
+                daemon.start(name, next);
+            }
+        });
     }
 
-    /// Holds or lets go of `name`'s lock in a shared store; whether it
-    /// holds it now. Not held (said in the log) when the store fails: the
-    /// fire is decided anyway, as by a daemon alone.
-    pub(super) fn hold(&self, name: &str, lock: bool) -> bool {
-        match self.store.hold_schedule(name, lock) {
-            Ok(()) => lock,
+    /// Runs `decide` holding `name`'s lock in a shared store, so no other
+    /// daemon decides a fire of it meanwhile. A store that fails to lock
+    /// is said in the log, and `decide` runs anyway, as for a daemon alone.
+    pub(super) fn under_schedule_lock(&mut self, name: &str, decide: impl FnOnce(&mut Self)) {
+        let locked = match self.store.lock_schedule(name) {
+            Ok(()) => true,
             Err(e) => {
                 self.warn(name, format!("cannot hold its lock in the store: {e:#}"));
                 false
             }
+        };
+        decide(self);
+        if locked && let Err(e) = self.store.unlock_schedule(name) {
+            self.warn(
+                name,
+                format!("cannot let go of its lock in the store: {e:#}"),
+            );
         }
     }
 }
