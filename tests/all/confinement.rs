@@ -205,6 +205,23 @@ fn the_fast_folder_and_file_imports_keep_to_the_roots_the_rules_and_the_memory_l
     assert_eq!(read[4]["error"], "ReadError::Denied", "{read:?}");
     assert_eq!(read[5]["error"], "ReadError::TooLarge", "{read:?}");
     assert_eq!(read[6]["error"], "ReadError::NotAFile", "{read:?}");
+    // Read ahead, the same list gets the same answers; another list asked
+    // for instead gets its own.
+    let hostile = json!([
+        "inside.txt",
+        "../secret.txt",
+        "/etc/passwd",
+        "outer_link/secret.txt",
+        ".env",
+        "big.bin",
+        "."
+    ]);
+    let ahead = call(json!({"action": "read_many", "ahead": hostile, "paths": hostile}));
+    assert_eq!(ahead["read"].as_array().unwrap(), read, "{ahead}");
+    let other =
+        call(json!({"action": "read_many", "ahead": hostile, "paths": ["inside.txt", ".env"]}));
+    assert_eq!(other["read"][0]["text"], "inside\n", "{other}");
+    assert_eq!(other["read"][1]["error"], "ReadError::Denied", "{other}");
 
     // Many files, each within the limit, together past it: the host reads
     // no more than the cell's memory holds (the rest is too large), and the
@@ -216,5 +233,8 @@ fn the_fast_folder_and_file_imports_keep_to_the_roots_the_rules_and_the_memory_l
     assert_eq!(envelope["error"]["kind"], "memory-limit", "{envelope}");
     let few: Vec<&str> = vec!["chunk.txt"; 4];
     let read = call(json!({"action": "read_many", "paths": few}));
+    assert_eq!(read["read"][3]["bytes"], 1 << 20, "{read}");
+    // A list past the limit read ahead, then not asked for, is dropped.
+    let read = call(json!({"action": "read_many", "ahead": many, "paths": few}));
     assert_eq!(read["read"][3]["bytes"], 1 << 20, "{read}");
 }

@@ -541,3 +541,45 @@ fn a_folder_through_a_link_inside_the_workspace_is_listed_and_searched() {
     assert_eq!(code, 0, "{envelope}");
     assert_eq!(paths(&envelope["result"]["matches"]), ["linkdir/sub/a.txt"]);
 }
+
+/// A content search reads its files in batches, each read ahead while the
+/// one before it is searched: over many batches it finds what ripgrep
+/// finds, passes over the secrets of its last batch, and stops at its cap
+/// where judging one file after another would.
+#[test]
+fn a_search_over_many_batches_finds_what_ripgrep_finds_and_stops_at_its_cap() {
+    let ws = Workspace::new();
+    for i in 0..300 {
+        let body = if i % 7 == 0 {
+            format!("one\nthe needle_word {i}\n")
+        } else {
+            format!("nothing {i}\n")
+        };
+        ws.write(&format!("d{}/f{i:03}.txt", i % 9), &body);
+    }
+    // The last folder walked: its files are in the last batch.
+    ws.write("zz/server.pem", "needle_word in a key\n");
+    ws.write("zz/.env", "needle_word=token\n");
+    let search = |max_results: u64| {
+        let (code, envelope) = ws.call(
+            "search_files",
+            json!({"path": ".", "query": "needle_word", "case_sensitive": true, "max_results": max_results}),
+        );
+        assert_eq!(code, 0, "{envelope}");
+        envelope["result"].clone()
+    };
+    let all = search(1000);
+    let mut native = native_lines("rg", &["-n", "--no-heading", "needle_word"], &ws.root);
+    native.retain(|line| !line.starts_with("zz/"));
+    assert_eq!(native.len(), 43, "every seventh file: {native:?}");
+    assert_eq!(match_lines(&all), native, "{all}");
+    assert_eq!(all["truncated"], false, "{all}");
+
+    let capped = search(10);
+    assert_eq!(capped["truncated"], true, "{capped}");
+    assert_eq!(
+        capped["matches"].as_array().unwrap()[..],
+        all["matches"].as_array().unwrap()[..10],
+        "the first ten in the walk's order"
+    );
+}

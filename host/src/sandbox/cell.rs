@@ -84,6 +84,8 @@ pub struct CellState {
     network: NetworkPolicy,
     pub(super) process: ProcessPolicy,
     pub(super) files: FileGuard,
+    /// Files the tool asked to have read ahead (`toolcell:tool/files`).
+    pub(super) read_ahead: Option<super::files::ReadAhead>,
     pub limiter: MemoryLimiter,
 }
 
@@ -136,6 +138,7 @@ impl CellState {
                 guard.allow_policy_change(&grant.policy_changes);
                 guard
             },
+            read_ahead: None,
             limiter: MemoryLimiter {
                 limit_bytes: grant.limits.memory_bytes(),
                 reached: false,

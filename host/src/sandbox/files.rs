@@ -1,5 +1,6 @@
 //! `toolcell:tool/files`: many whole files read for a cell at once, on the
-//! calling thread and the process's readers.
+//! calling thread and the process's readers, and files read ahead while
+//! the cell works on the ones it has.
 //!
 //! Each path is resolved as the tool's own paths are (see
 //! [`super::folders`]), judged by the file rules (a secret is refused, and
@@ -9,16 +10,21 @@
 //! read whole: four system calls a file. A content search spends most of
 //! its time in them; the calling thread and a reader a further core make
 //! them side by side, as ripgrep does, each taking the next file.
+//!
+//! `read-ahead` hands the readers the next list while the cell searches
+//! the last one (a content search's files are known a batch early), so
+//! the reading of one batch and the searching of another overlap; a
+//! `read-many` of the same list then takes what they read. It is a hint:
+//! every answer is what `read-many` alone would give.
 
 use super::bindings::toolcell::tool::files::{Host, ReadError};
 use super::cell::CellState;
 use super::folders::{know_roots, resolve};
-use super::fs_guard::Refusal;
+use super::fs_guard::{FileGuard, Refusal};
 use crate::util::openat::open_beneath;
-use std::io::Read;
 use std::os::fd::AsRawFd;
-use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Files in a batch below which the calling thread reads them all: waking
 /// a reader costs about as much as reading a few small files.
@@ -34,32 +40,11 @@ impl Host for CellState {
         max_bytes: u64,
     ) -> Vec<Result<Vec<u8>, ReadError>> {
         know_roots(self);
-        // All of it must fit the cell's memory, where it is copied: a tool
-        // cannot make the host hold more than that, however much it asks.
-        let budget = AtomicU64::new(self.limiter.limit_bytes() as u64);
-        let max_bytes = max_bytes.min(budget.load(Ordering::Relaxed));
-        let guard = &self.files;
-        // Judged and read side by side; a refusal is kept afterwards.
-        let read = |path: &String| -> Outcome {
-            let Some((root, inside)) = resolve(guard.root_dirs(), path) else {
-                return (Err(ReadError::Denied), None);
-            };
-            // Not blocking: a named pipe put there since the tool listed
-            // the folder would otherwise wait for a writer. A link as the
-            // last component is not followed, as the tools' own reads.
-            let flags = libc::O_RDONLY | libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_NOFOLLOW;
-            let (opened, host) = match open_beneath(root.dir.as_raw_fd(), &root.host, inside, flags)
-            {
-                Ok(opened) => opened,
-                Err(e) => return (Err(read_error(&e)), None),
-            };
-            if let Some(refusal) = guard.secret_refusal(&host) {
-                return (Err(ReadError::Denied), Some(refusal));
-            }
-            (read_whole(opened.into(), max_bytes, &budget), None)
-        };
-        let results = side_by_side(&paths, read);
-        results
+        // A list read ahead but not the one asked for is dropped unread.
+        let ahead = (self.read_ahead.take()).and_then(|ahead| ahead.batch_for(&paths, max_bytes));
+        ahead
+            .unwrap_or_else(|| Batch::start(self, paths, max_bytes))
+            .finish()
             .into_iter()
             .map(|(contents, refusal)| {
                 if let Some(refusal) = refusal {
@@ -69,46 +54,135 @@ impl Host for CellState {
             })
             .collect()
     }
+
+    async fn read_ahead(&mut self, paths: Vec<String>, max_bytes: u64) {
+        know_roots(self);
+        self.read_ahead = None;
+        if !paths.is_empty() {
+            self.read_ahead = Some(ReadAhead(Some(Batch::start(self, paths, max_bytes))));
+        }
+    }
 }
 
-/// `read` of each of `paths`, in their order: made by the calling thread
-/// and the readers side by side, each taking the next path as it is free.
-fn side_by_side(paths: &[String], read: impl Fn(&String) -> Outcome + Sync) -> Vec<Outcome> {
-    // A small batch starts no readers: a thread running beside the cell
-    // makes every change of its mappings interrupt that core as well.
-    let Some(pool) = (paths.len() >= PARALLEL_FROM).then(readers).flatten() else {
-        return paths.iter().map(read).collect();
-    };
-    let next = AtomicUsize::new(0);
-    // Which thread read which is found again by the order each took them.
-    let taken = || {
-        let mut done = Vec::new();
+/// The list a cell asked to have read ahead, being read; dropped (with
+/// the cell, or for another list), the readers take no more of it.
+pub(super) struct ReadAhead(Option<Arc<Batch>>);
+
+impl ReadAhead {
+    /// The list being read, if it is `paths` read with `max_bytes`.
+    fn batch_for(mut self, paths: &[String], max_bytes: u64) -> Option<Arc<Batch>> {
+        self.0
+            .take_if(|batch| batch.asked_max_bytes == max_bytes && batch.paths == paths)
+    }
+}
+
+impl Drop for ReadAhead {
+    fn drop(&mut self) {
+        if let Some(batch) = &self.0 {
+            batch.next.store(batch.paths.len(), Ordering::Relaxed);
+        }
+    }
+}
+
+/// One list of files being read, by the calling thread and the readers
+/// side by side, each taking the next path as it is free.
+struct Batch {
+    paths: Vec<String>,
+    /// `max-bytes` as the cell asked it (a later `read-many` is matched
+    /// with it), and as it holds: never past the memory budget.
+    asked_max_bytes: u64,
+    max_bytes: u64,
+    /// Bytes the list may still take. All of it must fit the cell's
+    /// memory, where it is copied: a tool cannot make the host hold more
+    /// than that, however much it asks.
+    budget: AtomicU64,
+    /// The cell's rules as they were when the list was asked for.
+    guard: FileGuard,
+    /// The next path to take, and how many were read.
+    next: AtomicUsize,
+    done: AtomicUsize,
+    outcomes: Vec<Mutex<Option<Outcome>>>,
+}
+
+impl Batch {
+    /// Starts reading `paths` for `state`: a reader takes them from now on
+    /// when the list is long enough to be worth waking one.
+    fn start(state: &CellState, paths: Vec<String>, max_bytes: u64) -> Arc<Self> {
+        let budget = state.limiter.limit_bytes() as u64;
+        let batch = Arc::new(Self {
+            outcomes: paths.iter().map(|_| Mutex::new(None)).collect(),
+            paths,
+            asked_max_bytes: max_bytes,
+            max_bytes: max_bytes.min(budget),
+            budget: AtomicU64::new(budget),
+            guard: state.files.clone(),
+            next: AtomicUsize::new(0),
+            done: AtomicUsize::new(0),
+        });
+        if batch.paths.len() >= PARALLEL_FROM
+            && let Some(pool) = readers()
+        {
+            for _ in 0..pool.current_num_threads() {
+                let batch = Arc::clone(&batch);
+                pool.spawn(move || batch.take_and_read());
+            }
+        }
+        batch
+    }
+
+    /// Every outcome, in the list's order: the calling thread reads what
+    /// no reader took yet, then waits for the few a reader is reading (it
+    /// is at work on them, so the wait is short and spent spinning).
+    fn finish(&self) -> Vec<Outcome> {
+        self.take_and_read();
+        while self.done.load(Ordering::Acquire) < self.paths.len() {
+            std::thread::yield_now();
+        }
+        self.outcomes
+            .iter()
+            .map(|slot| lock(slot).take().unwrap_or((Err(ReadError::Failed), None)))
+            .collect()
+    }
+
+    /// Reads the next path not taken yet, until none is left.
+    fn take_and_read(&self) {
         loop {
-            let at = next.fetch_add(1, Ordering::Relaxed);
-            let Some(path) = paths.get(at) else {
-                return done;
+            let at = self.next.fetch_add(1, Ordering::Relaxed);
+            let Some(path) = self.paths.get(at) else {
+                return;
             };
-            done.push((at, read(path)));
+            *lock(&self.outcomes[at]) = Some(self.read(path));
+            self.done.fetch_add(1, Ordering::Release);
         }
-    };
-    let mut theirs: Vec<Vec<(usize, Outcome)>> = (0..pool.current_num_threads())
-        .map(|_| Vec::new())
-        .collect();
-    let mut mine = Vec::new();
-    pool.in_place_scope(|scope| {
-        for part in theirs.iter_mut() {
-            let taken = &taken;
-            scope.spawn(move |_| *part = taken());
+    }
+
+    /// One path, judged and read; a refusal is kept by the caller.
+    fn read(&self, path: &str) -> Outcome {
+        let Some((root, inside)) = resolve(self.guard.root_dirs(), path) else {
+            return (Err(ReadError::Denied), None);
+        };
+        // Not blocking: a named pipe put there since the tool listed
+        // the folder would otherwise wait for a writer. A link as the
+        // last component is not followed, as the tools' own reads.
+        let flags = libc::O_RDONLY | libc::O_NOCTTY | libc::O_NONBLOCK | libc::O_NOFOLLOW;
+        let (opened, host) = match open_beneath(root.dir.as_raw_fd(), &root.host, inside, flags) {
+            Ok(opened) => opened,
+            Err(e) => return (Err(read_error(&e)), None),
+        };
+        if let Some(refusal) = self.guard.secret_refusal(&host) {
+            return (Err(ReadError::Denied), Some(refusal));
         }
-        mine = taken();
-    });
-    // Each path was taken once (a panic would have ended the scope).
-    let mut read: Vec<(usize, Outcome)> = mine
-        .into_iter()
-        .chain(theirs.into_iter().flatten())
-        .collect();
-    read.sort_unstable_by_key(|(at, _)| *at);
-    read.into_iter().map(|(_, outcome)| outcome).collect()
+        (
+            read_whole(opened.into(), self.max_bytes, &self.budget),
+            None,
+        )
+    }
+}
+
+/// A slot's lock; a reader that panicked left its slot empty, which reads
+/// as a failure.
+fn lock(slot: &Mutex<Option<Outcome>>) -> std::sync::MutexGuard<'_, Option<Outcome>> {
+    slot.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The readers: a thread a core past the caller's, started on first use;
@@ -134,7 +208,7 @@ fn readers() -> Option<&'static rayon::ThreadPool> {
 /// The whole of the opened `file`, if it is a regular file of at most
 /// `max_bytes` and the call's `budget` of bytes still holds it.
 fn read_whole(
-    mut file: std::fs::File,
+    file: std::fs::File,
     max_bytes: u64,
     budget: &AtomicU64,
 ) -> Result<Vec<u8>, ReadError> {
@@ -155,11 +229,36 @@ fn read_whole(
     // buffer, and the read that would find the end is not made (a file
     // that grew since is searched as it was; one that shrank, as it is).
     let mut contents = Vec::with_capacity(wanted as usize);
-    (&mut file)
-        .take(wanted)
-        .read_to_end(&mut contents)
-        .map_err(|e| read_error(&e))?;
+    fill(&file, &mut contents, wanted as usize).map_err(|e| read_error(&e))?;
     Ok(contents)
+}
+
+/// Reads `file` into `contents` until it holds `wanted` bytes or the file
+/// ends, straight into the vector's spare room: one `read` for a file as
+/// large as it was said to be. (`Read::read_to_end` reads 8 KiB first
+/// when it is not told the size, and zeroing the room first would touch
+/// every byte once more.)
+fn fill(file: &std::fs::File, contents: &mut Vec<u8>, wanted: usize) -> std::io::Result<()> {
+    contents.reserve(wanted.saturating_sub(contents.len()));
+    while contents.len() < wanted {
+        let missing = wanted - contents.len();
+        let room = &mut contents.spare_capacity_mut()[..missing];
+        // SAFETY: `room` is writable memory of `room.len()` bytes the
+        // vector owns; the kernel writes at most that many.
+        let read = unsafe { libc::read(file.as_raw_fd(), room.as_mut_ptr().cast(), room.len()) };
+        match read {
+            0 => break,
+            // SAFETY: the kernel initialised `read` bytes of the room.
+            1.. => unsafe { contents.set_len(contents.len() + read as usize) },
+            _ => {
+                let error = std::io::Error::last_os_error();
+                if error.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(error);
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The contract's error for what opening or reading said.

@@ -59,7 +59,7 @@ impl Refusal {
 }
 
 /// The rules of one cell and what they refused.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct FileGuard {
     rules: Arc<FileRules>,
     /// The preopened roots: host path (canonical) and the name tools use.

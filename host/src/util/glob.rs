@@ -36,6 +36,17 @@ pub fn matches_name(pattern: &str, name: &str, case: Case) -> bool {
         Case::Folded => p.eq_ignore_ascii_case(&n),
         Case::Exact => p == n,
     };
+    // A literal first or last byte of the pattern can only be the name's
+    // own: most names fail here, before the walk below (a file is judged
+    // against every secret pattern, for each name along its path).
+    let literal = |p: u8| p != b'*' && p != b'?';
+    let differ = |p: Option<&u8>, n: Option<&u8>| match (p, n) {
+        (Some(&p), Some(&n)) => literal(p) && !same(p, n),
+        _ => false,
+    };
+    if differ(pattern.first(), name.first()) || differ(pattern.last(), name.last()) {
+        return false;
+    }
     let (mut p, mut n) = (0, 0);
     let (mut star, mut resume) = (None, 0);
     while n < name.len() {
@@ -85,5 +96,82 @@ mod tests {
         assert!(matches("a?c", "abc", Case::Exact));
         assert!(!matches("NOTES/**", "notes/a", Case::Exact));
         assert!(matches("NOTES/**", "notes/a", Case::Folded));
+    }
+
+    /// `*` and `?` by the definition, byte by byte, with no shortcut.
+    fn by_definition(pattern: &[u8], name: &[u8], case: Case) -> bool {
+        match (pattern.first(), name.first()) {
+            (None, _) => name.is_empty(),
+            (Some(b'*'), _) => {
+                by_definition(&pattern[1..], name, case)
+                    || (!name.is_empty() && by_definition(pattern, &name[1..], case))
+            }
+            (Some(_), None) => false,
+            (Some(&p), Some(&n)) => {
+                let same = match case {
+                    Case::Folded => p.eq_ignore_ascii_case(&n),
+                    Case::Exact => p == n,
+                };
+                (p == b'?' || same) && by_definition(&pattern[1..], &name[1..], case)
+            }
+        }
+    }
+
+    #[test]
+    fn a_name_matches_exactly_when_the_definition_says() {
+        let patterns = [
+            "",
+            "*",
+            "**",
+            "?",
+            "??",
+            "*.pem",
+            "id_rsa*",
+            ".env",
+            ".env.*",
+            "a*b",
+            "*a*",
+            "?b*",
+            "*.?",
+            "x",
+            "A*",
+            "*Z",
+            "a?",
+            "*.keystore",
+        ];
+        let names = [
+            "",
+            "a",
+            "b",
+            "ab",
+            "ba",
+            "aab",
+            "key.pem",
+            "KEY.PEM",
+            "id_rsa",
+            "id_rsa.pub",
+            ".env",
+            ".env.local",
+            ".ENV",
+            "a.b",
+            "z",
+            "Z",
+            "abz",
+            "x",
+            "pem",
+            ".pem",
+            "store.keystore",
+        ];
+        for pattern in patterns {
+            for name in names {
+                for case in [Case::Folded, Case::Exact] {
+                    assert_eq!(
+                        matches_name(pattern, name, case),
+                        by_definition(pattern.as_bytes(), name.as_bytes(), case),
+                        "{pattern:?} against {name:?}, {case:?}"
+                    );
+                }
+            }
+        }
     }
 }

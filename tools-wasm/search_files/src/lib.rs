@@ -287,6 +287,7 @@ fn search(args: Args) -> Result<Found, ToolError> {
         max_results,
         pending: Vec::new(),
         pending_files: 0,
+        ahead: None,
         stopped: false,
     };
     walk::walk(&root, options, &mut |event| {
@@ -325,8 +326,19 @@ fn search(args: Args) -> Result<Found, ToolError> {
             }
         }
     })?;
-    search.flush();
+    search.finish();
     Ok(search.found)
+}
+
+/// The paths of the files among `steps`, in order.
+fn file_paths(steps: &[Step]) -> Vec<String> {
+    steps
+        .iter()
+        .filter_map(|step| match step {
+            Step::File { path, .. } => Some(path.clone()),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Files whose contents are asked for at once: enough to keep two host
@@ -344,7 +356,9 @@ enum Step {
 /// A search under way: what the walk met is queued and judged in order, so
 /// that a content search reads its files in batches
 /// (`toolcell:tool/files`) and the result is still what judging each
-/// entry as it came would give.
+/// entry as it came would give. A full batch is read ahead while the one
+/// before it is judged: the host reads the one while the tool searches
+/// the other.
 struct Search {
     found: Found,
     name: Option<NameQuery>,
@@ -353,6 +367,8 @@ struct Search {
     max_results: usize,
     pending: Vec<Step>,
     pending_files: usize,
+    /// The last full batch, its files being read ahead.
+    ahead: Option<Vec<Step>>,
     stopped: bool,
 }
 
@@ -362,8 +378,11 @@ impl Search {
             self.pending_files += 1;
         }
         self.pending.push(step);
-        if self.content.is_none() || self.pending_files >= READ_BATCH {
-            self.flush();
+        if self.content.is_none() {
+            let steps = self.take_pending();
+            self.judge(steps, Vec::new());
+        } else if self.pending_files >= READ_BATCH {
+            self.read_ahead_and_judge_the_last();
         }
         if self.stopped {
             Flow::Stop
@@ -372,23 +391,60 @@ impl Search {
         }
     }
 
-    /// Judges the queued steps, reading the queued files' contents first.
-    fn flush(&mut self) {
-        let steps = std::mem::take(&mut self.pending);
-        self.pending_files = 0;
-        let mut contents = match &self.content {
-            Some(_) => {
-                let paths: Vec<String> = steps
-                    .iter()
-                    .filter_map(|step| match step {
-                        Step::File { path, .. } => Some(path.clone()),
-                        _ => None,
-                    })
-                    .collect();
-                files::read_many(&paths, MAX_FILE_BYTES).into_iter()
+    /// Has the queued batch read ahead, and judges the batch before it
+    /// (read meanwhile).
+    fn read_ahead_and_judge_the_last(&mut self) {
+        let batch = self.take_pending();
+        let last = self.ahead.take().map(|steps| {
+            let contents = files::read_many(&file_paths(&steps), MAX_FILE_BYTES);
+            (steps, contents)
+        });
+        files::read_ahead(&file_paths(&batch), MAX_FILE_BYTES);
+        self.ahead = Some(batch);
+        if let Some((steps, contents)) = last {
+            self.judge(steps, contents);
+        }
+    }
+
+    /// Judges what is still queued, once the walk is over.
+    fn finish(&mut self) {
+        let rest = self.take_pending();
+        if self.content.is_none() {
+            return self.judge(rest, Vec::new());
+        }
+        let rest_paths = file_paths(&rest);
+        if let Some(steps) = self.ahead.take() {
+            if !self.stopped {
+                let contents = files::read_many(&file_paths(&steps), MAX_FILE_BYTES);
+                if !rest_paths.is_empty() {
+                    files::read_ahead(&rest_paths, MAX_FILE_BYTES);
+                }
+                self.judge(steps, contents);
             }
-            None => Vec::new().into_iter(),
+            if self.stopped {
+                // Nothing more is judged: the host need not read on.
+                files::read_ahead(&[], MAX_FILE_BYTES);
+                return;
+            }
+        }
+        let contents = if rest_paths.is_empty() || self.stopped {
+            Vec::new()
+        } else {
+            files::read_many(&rest_paths, MAX_FILE_BYTES)
         };
+        self.judge(rest, contents);
+    }
+
+    fn take_pending(&mut self) -> Vec<Step> {
+        self.pending_files = 0;
+        std::mem::take(&mut self.pending)
+    }
+
+    /// Judges `steps` in order, the files with `contents` (theirs, in
+    /// order) when the search reads them.
+    fn judge(&mut self, steps: Vec<Step>, contents: Vec<Result<Vec<u8>, ReadError>>) {
+        let mut contents = contents.into_iter();
+        let reads = self.content.is_some();
         for step in steps {
             if self.stopped {
                 return;
@@ -397,7 +453,7 @@ impl Search {
                 Step::Skip(reason) => self.skip(reason),
                 Step::GeneratedFolder => self.found.folders_skipped += 1,
                 Step::File { path, name } => {
-                    let read = contents.next();
+                    let read = if reads { contents.next() } else { None };
                     self.file(&path, &name, read);
                 }
             }
