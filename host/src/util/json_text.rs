@@ -118,34 +118,51 @@ impl JsonText {
         out: &mut dyn std::io::Write,
         depth: usize,
     ) -> std::io::Result<()> {
-        const INDENT: &[u8] = b"  ";
-        let newline = |out: &mut dyn std::io::Write, depth: usize| -> std::io::Result<()> {
-            out.write_all(b"\n")?;
-            (0..depth).try_for_each(|_| out.write_all(INDENT))
+        // Laid out in a buffer of its own, handed to `out` a chunk at a
+        // time: a token is a copy, not a call through `dyn Write` (a
+        // 20,000-entry listing has hundreds of thousands of them).
+        const CHUNK: usize = 64 << 10;
+        /// A line break and the indent of the deepest levels most documents
+        /// reach, sliced to the depth (two spaces a level).
+        const LINE: &[u8; 65] =
+            b"\n                                                                ";
+        let newline = |laid: &mut Vec<u8>, depth: usize| {
+            let indent = 2 * depth;
+            if indent < LINE.len() {
+                laid.extend_from_slice(&LINE[..1 + indent]);
+            } else {
+                laid.push(b'\n');
+                laid.resize(laid.len() + indent, b' ');
+            }
         };
+        let mut laid = Vec::with_capacity(CHUNK + 256);
         let mut depth = depth;
         for token in Tokens::new(self.as_str()) {
             match token {
                 Token::Open(c) => {
-                    out.write_all(&[c as u8])?;
+                    laid.push(c as u8);
                     depth += 1;
-                    newline(out, depth)?;
+                    newline(&mut laid, depth);
                 }
                 Token::Close(c) => {
                     depth = depth.saturating_sub(1);
-                    newline(out, depth)?;
-                    out.write_all(&[c as u8])?;
+                    newline(&mut laid, depth);
+                    laid.push(c as u8);
                 }
                 Token::Comma(c) => {
-                    out.write_all(&[c as u8])?;
-                    newline(out, depth)?;
+                    laid.push(c as u8);
+                    newline(&mut laid, depth);
                 }
-                Token::Colon(_) => out.write_all(b": ")?,
-                Token::Other(s) => out.write_all(s.as_bytes())?,
-                Token::Empty(pair) => out.write_all(pair.as_bytes())?,
+                Token::Colon(_) => laid.extend_from_slice(b": "),
+                Token::Other(s) => laid.extend_from_slice(s.as_bytes()),
+                Token::Empty(pair) => laid.extend_from_slice(pair.as_bytes()),
+            }
+            if laid.len() >= CHUNK {
+                out.write_all(&laid)?;
+                laid.clear();
             }
         }
-        Ok(())
+        out.write_all(&laid)
     }
 }
 
