@@ -192,7 +192,18 @@ fn the_fast_folder_and_file_imports_keep_to_the_roots_the_rules_and_the_memory_l
     for outside in ["..", "/", "/etc", "outer_link", "inside.txt/..", "./../.."] {
         let refused = call(json!({"action": "list_folder", "path": outside}));
         assert!(refused["error"].is_string(), "{outside}: {refused}");
+        let refused = call(json!({"action": "stats", "path": outside, "names": ["secret.txt"]}));
+        assert!(refused["error"].is_string(), "{outside}: {refused}");
     }
+    // Only a folder's own entries are looked at: a name is one name.
+    let stats = call(json!({"action": "stats", "path": ".", "names": [
+        "inside.txt", "../secret.txt", "outer_link/secret.txt", "..", ".", "", "missing"
+    ]}));
+    assert_eq!(
+        stats["sizes"],
+        json!([7, null, null, null, null, null, null]),
+        "{stats}"
+    );
 
     let read = call(json!({"action": "read_many", "paths": [
         "inside.txt", "../secret.txt", "/etc/passwd", "outer_link/secret.txt", ".env", "big.bin", "."

@@ -583,3 +583,43 @@ fn a_search_over_many_batches_finds_what_ripgrep_finds_and_stops_at_its_cap() {
         "the first ten in the walk's order"
     );
 }
+
+/// Sizes and modified times are looked at within each folder, a few
+/// hundred entries at a time: every entry of a large folder gets its own,
+/// a folder's size is 0, and a capped listing is no different.
+#[test]
+fn details_of_a_large_folder_are_each_entrys_own() {
+    let ws = Workspace::new();
+    for i in 0..600 {
+        ws.write(&format!("many/f{i:03}.txt"), &"x".repeat(i));
+    }
+    ws.write("many/zz/inner.txt", "inner\n");
+    let list = |max_entries: u64| {
+        ws.call_ok(
+            "list_directory",
+            json!({"path": "many", "details": true, "max_entries": max_entries}),
+        )
+    };
+    let listed = list(5000);
+    let entries = listed["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 601, "{listed}");
+    for entry in entries {
+        let name = entry["name"].as_str().unwrap();
+        let meta = std::fs::symlink_metadata(ws.root.join("many").join(name)).unwrap();
+        let size = if meta.is_dir() { 0 } else { meta.len() };
+        let modified = meta
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        assert_eq!(entry["size"], size, "{entry}");
+        assert_eq!(entry["modified"], modified, "{entry}");
+    }
+    let capped = list(300);
+    assert_eq!(
+        capped["entries"].as_array().unwrap()[..],
+        entries[..300],
+        "{capped}"
+    );
+}

@@ -8,26 +8,19 @@
 //! out refused), so nothing outside the cell's roots is ever listed; the
 //! file rules judge the folder where it really is, as they judge opening it.
 
-use super::bindings::toolcell::tool::folders::{EntryKind, FolderEntry, Host, ListError};
+use super::bindings::toolcell::tool::folders::{
+    EntryKind, EntryStat, FolderEntry, Host, ListError,
+};
 use super::cell::CellState;
 use super::fs_guard::RootDir;
 use crate::util::folder::{self, read_folder};
 use crate::util::openat::open_beneath;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, OwnedFd};
 use wasmtime_wasi::p2::bindings::filesystem::preopens::Host as _;
 
 impl Host for CellState {
     async fn entries(&mut self, path: String) -> Result<Vec<FolderEntry>, ListError> {
-        know_roots(self);
-        let (root, inside) = resolve(self.files.root_dirs(), &path).ok_or(ListError::Denied)?;
-        let (opened, host) = open_beneath(
-            root.dir.as_raw_fd(),
-            &root.host,
-            inside,
-            libc::O_RDONLY | libc::O_DIRECTORY,
-        )
-        .map_err(|e| list_error(&e))?;
-        self.files.secret(&host).map_err(|_| ListError::Denied)?;
+        let opened = open_folder(self, &path)?;
         let mut entries = read_folder(opened).map_err(|e| list_error(&e))?;
         // Sorted here, natively: in the cell it took a tenth of a listing.
         entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
@@ -46,6 +39,36 @@ impl Host for CellState {
             })
             .collect())
     }
+
+    async fn stats(
+        &mut self,
+        path: String,
+        names: Vec<String>,
+    ) -> Result<Vec<Option<EntryStat>>, ListError> {
+        let opened = open_folder(self, &path)?;
+        Ok(names
+            .iter()
+            .map(|name| {
+                folder::stat_in(&opened, name).map(|(size, modified)| EntryStat { size, modified })
+            })
+            .collect())
+    }
+}
+
+/// The folder at `path`, resolved and opened beneath its root as the
+/// tool's own paths are, once the file rules let it be listed.
+fn open_folder(state: &mut CellState, path: &str) -> Result<OwnedFd, ListError> {
+    know_roots(state);
+    let (root, inside) = resolve(state.files.root_dirs(), path).ok_or(ListError::Denied)?;
+    let (opened, host) = open_beneath(
+        root.dir.as_raw_fd(),
+        &root.host,
+        inside,
+        libc::O_RDONLY | libc::O_DIRECTORY,
+    )
+    .map_err(|e| list_error(&e))?;
+    state.files.secret(&host).map_err(|_| ListError::Denied)?;
+    Ok(opened)
 }
 
 /// Makes sure the cell's guard knows its roots' descriptors: they are

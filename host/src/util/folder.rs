@@ -4,7 +4,7 @@
 //! following links says it).
 
 use std::ffi::{CStr, OsString};
-use std::os::fd::{IntoRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt;
 
 /// What an entry is, as the directory stream says; a link is not followed.
@@ -93,6 +93,35 @@ fn stat_kind(stream: &Stream, name: &[u8]) -> std::io::Result<EntryKind> {
         libc::S_IFLNK => EntryKind::Symlink,
         _ => EntryKind::Other,
     })
+}
+
+/// The size and modified time (seconds since the Unix epoch, `None` before
+/// it) of `name`, an entry of the open folder `folder`, from `fstatat`
+/// without following a link. `None` for a name that is not one entry's
+/// (empty, `.`, `..`, holding `/` or NUL) or that cannot be looked at.
+pub fn stat_in(folder: &impl AsRawFd, name: &str) -> Option<(u64, Option<u64>)> {
+    if name.is_empty() || name == "." || name == ".." || name.contains('/') {
+        return None;
+    }
+    let name = std::ffi::CString::new(name).ok()?;
+    let mut stat = std::mem::MaybeUninit::<libc::stat64>::uninit();
+    // SAFETY: the descriptor is open, `name` is NUL-terminated and `stat`
+    // is written by the kernel on success.
+    let done = unsafe {
+        libc::fstatat64(
+            folder.as_raw_fd(),
+            name.as_ptr(),
+            stat.as_mut_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if done != 0 {
+        return None;
+    }
+    // SAFETY: fstatat succeeded, so it filled `stat`.
+    let stat = unsafe { stat.assume_init() };
+    let modified = u64::try_from(stat.st_mtime).ok();
+    Some((u64::try_from(stat.st_size).unwrap_or(0), modified))
 }
 
 /// An open directory stream, closed when dropped.

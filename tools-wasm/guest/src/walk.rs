@@ -40,7 +40,14 @@ pub struct WalkOptions {
     pub max_depth: usize,
     pub include_hidden: bool,
     pub honour_ignore_files: bool,
+    /// Each entry's size and modified time too ([`Visited::stat`]).
+    pub stats: bool,
 }
+
+/// Entries whose `stat`s are asked of the host at once, when a walk gives
+/// them: one host call for most folders, and a visitor that stops early
+/// (a listing at its cap) has not had a large folder looked at whole.
+const STATS_AT_ONCE: usize = 256;
 
 /// One entry met by a walk.
 #[derive(Debug, Clone, Copy)]
@@ -53,6 +60,9 @@ pub struct Visited<'a> {
     pub kind: EntryKind,
     /// 1 for an entry of the walked folder itself.
     pub depth: usize,
+    /// Its size (a link's own) and modified time (seconds since the Unix
+    /// epoch), when the walk was asked for them and it could be looked at.
+    pub stat: Option<(u64, Option<u64>)>,
 }
 
 /// What a walk tells its visitor.
@@ -86,6 +96,22 @@ pub fn entries(path: &WorkspacePath) -> Result<Vec<folders::FolderEntry>, ToolEr
         entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
     }
     Ok(entries)
+}
+
+/// The `stat`s of `entries` of the folder `dir`, in order (each `None`
+/// if the folder cannot be looked at now).
+fn stats_of(
+    dir: &WorkspacePath,
+    entries: &[folders::FolderEntry],
+) -> Vec<Option<(u64, Option<u64>)>> {
+    let names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
+    match folders::stats(dir.as_str(), &names) {
+        Ok(stats) => stats
+            .into_iter()
+            .map(|s| s.map(|s| (s.size, s.modified)))
+            .collect(),
+        Err(_) => vec![None; entries.len()],
+    }
 }
 
 /// Walks the folder `root`, telling `visit` of every entry in order.
@@ -137,9 +163,16 @@ struct Walker<'v> {
 impl Walker<'_> {
     fn folder(&mut self, dir: &WorkspacePath, depth: usize, listed: Vec<folders::FolderEntry>) {
         let (path_base, shown_base) = (self.path.len(), self.shown.len());
-        for entry in listed {
+        let mut stats = Vec::new();
+        for (at, entry) in listed.iter().enumerate() {
             if self.stopped {
                 return;
+            }
+            if self.options.stats && at == stats.len() {
+                stats.extend(stats_of(
+                    dir,
+                    &listed[at..(at + STATS_AT_ONCE).min(listed.len())],
+                ));
             }
             name_in(&mut self.path, path_base, &entry.name);
             name_in(&mut self.shown, shown_base, &entry.name);
@@ -149,6 +182,7 @@ impl Walker<'_> {
                 name: &entry.name,
                 kind: entry.kind,
                 depth,
+                stat: stats.get(at).copied().flatten(),
             };
             let is_dir = entry.kind == EntryKind::Directory;
             let verdict = if self.options.honour_ignore_files {

@@ -2,11 +2,11 @@
 //!
 //! Entries come from the folders' directory streams, names and types only
 //! ([`toolcell_guest::walk`]): a size and a modified time cost a `stat` of
-//! each entry, so they come only with `details`. Ignore files are honoured
+//! each entry, so they come only with `details` (made by the host within
+//! each folder it opens once, `toolcell:tool/folders`' `stats`). Ignore files are honoured
 //! as `search_files` honours them unless `include_ignored` is set.
 
 use serde::Deserialize;
-use std::time::UNIX_EPOCH;
 use toolcell_guest::path::WorkspacePath;
 use toolcell_guest::walk::{self, EntryKind, Event, Flow, WalkOptions};
 use toolcell_guest::{ToolError, json};
@@ -178,6 +178,7 @@ fn list(args: Args) -> Result<String, ToolError> {
         max_depth,
         include_hidden: args.include_hidden,
         honour_ignore_files: !args.include_ignored,
+        stats: args.details,
     };
     walk::walk(&root, options, &mut |event| {
         let visited = match event {
@@ -207,32 +208,17 @@ fn list(args: Args) -> Result<String, ToolError> {
             }
             return Flow::Continue;
         }
-        let details = args
-            .details
-            .then(|| details(visited.path, visited.kind))
-            .flatten();
+        // A folder's size is shown as 0.
+        let details = visited.stat.map(|(size, modified)| {
+            let size = if visited.kind == EntryKind::Directory {
+                0
+            } else {
+                size
+            };
+            (size, modified)
+        });
         listing.push(visited.shown, visited.kind.name(), details);
         Flow::Continue
     })?;
     Ok(listing.finish())
-}
-
-/// The size (0 for a folder) and modified time of the entry at `path`,
-/// from one `stat` that does not follow a link; `None` if it cannot be
-/// looked at (it went since it was listed).
-fn details(path: &str, kind: EntryKind) -> Option<(u64, Option<u64>)> {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
-        return None;
-    };
-    let size = if kind == EntryKind::Directory {
-        0
-    } else {
-        meta.len()
-    };
-    let modified = meta
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-        .map(|d| d.as_secs());
-    Some((size, modified))
 }

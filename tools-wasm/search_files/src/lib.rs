@@ -278,6 +278,7 @@ fn search(args: Args) -> Result<Found, ToolError> {
         max_depth: usize::MAX,
         include_hidden: false,
         honour_ignore_files: true,
+        stats: false,
     };
     let mut search = Search {
         found,
