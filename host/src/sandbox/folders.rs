@@ -20,24 +20,23 @@ use wasmtime_wasi::p2::bindings::filesystem::preopens::Host as _;
 
 impl Host for CellState {
     async fn entries(&mut self, path: String) -> Result<Vec<FolderEntry>, ListError> {
-        let opened = open_folder(self, &path)?;
-        let mut entries = read_folder(opened).map_err(|e| list_error(&e))?;
-        // Sorted here, natively: in the cell it took a tenth of a listing.
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-        Ok(entries
-            .into_iter()
-            .filter_map(|(name, kind)| {
-                Some(FolderEntry {
-                    name: name.into_string().ok()?,
-                    kind: match kind {
-                        folder::EntryKind::File => EntryKind::File,
-                        folder::EntryKind::Directory => EntryKind::Directory,
-                        folder::EntryKind::Symlink => EntryKind::Symlink,
-                        folder::EntryKind::Other => EntryKind::Other,
-                    },
-                })
-            })
+        Ok(sorted_entries(self, &path)?
+            .map(|(name, kind)| FolderEntry { name, kind })
             .collect())
+    }
+
+    async fn packed_entries(
+        &mut self,
+        path: String,
+    ) -> Result<(String, Vec<EntryKind>), ListError> {
+        let mut names = String::new();
+        let mut kinds = Vec::new();
+        for (name, kind) in sorted_entries(self, &path)? {
+            names.push_str(&name);
+            names.push('/');
+            kinds.push(kind);
+        }
+        Ok((names, kinds))
     }
 
     async fn stats(
@@ -53,6 +52,26 @@ impl Host for CellState {
             })
             .collect())
     }
+}
+
+/// The UTF-8-named entries of the folder at `path`, sorted by name (here,
+/// natively: in the cell it took a tenth of a listing).
+fn sorted_entries(
+    state: &mut CellState,
+    path: &str,
+) -> Result<impl Iterator<Item = (String, EntryKind)>, ListError> {
+    let opened = open_folder(state, path)?;
+    let mut entries = read_folder(opened).map_err(|e| list_error(&e))?;
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    Ok(entries.into_iter().filter_map(|(name, kind)| {
+        let kind = match kind {
+            folder::EntryKind::File => EntryKind::File,
+            folder::EntryKind::Directory => EntryKind::Directory,
+            folder::EntryKind::Symlink => EntryKind::Symlink,
+            folder::EntryKind::Other => EntryKind::Other,
+        };
+        Some((name.into_string().ok()?, kind))
+    }))
 }
 
 /// The folder at `path`, resolved and opened beneath its root as the

@@ -88,29 +88,56 @@ pub enum Flow {
     Stop,
 }
 
-/// The entries of the folder at workspace-relative `path`, sorted by name.
-pub fn entries(path: &WorkspacePath) -> Result<Vec<folders::FolderEntry>, ToolError> {
-    let mut entries = folders::entries(path.as_str()).map_err(|e| list_error(path.as_str(), e))?;
-    // The host sorts them; checked, as it costs one comparison an entry.
-    if !entries.is_sorted_by(|a, b| a.name <= b.name) {
-        entries.sort_unstable_by(|a, b| a.name.cmp(&b.name));
+/// A folder's entries, sorted by name, as the host hands them: every name
+/// ended by `/` (which no name holds) in one string, their kinds in the
+/// same order.
+pub struct Listed {
+    names: String,
+    kinds: Vec<EntryKind>,
+}
+
+impl Listed {
+    /// Each entry's name and kind, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, EntryKind)> + Clone {
+        self.names
+            .split_terminator('/')
+            .zip(self.kinds.iter().copied())
     }
-    Ok(entries)
+
+    fn has(&self, name: &str) -> bool {
+        self.iter().any(|(listed, _)| listed == name)
+    }
+}
+
+/// The entries of the folder at workspace-relative `path`, sorted by name.
+pub fn entries(path: &WorkspacePath) -> Result<Listed, ToolError> {
+    let (names, kinds) =
+        folders::packed_entries(path.as_str()).map_err(|e| list_error(path.as_str(), e))?;
+    let listed = Listed { names, kinds };
+    // The host sorts them; checked, as it costs one comparison an entry.
+    if listed.iter().is_sorted_by(|a, b| a.0 <= b.0) {
+        return Ok(listed);
+    }
+    let mut entries: Vec<(&str, EntryKind)> = listed.iter().collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    let mut names = String::with_capacity(listed.names.len());
+    for (name, _) in &entries {
+        names.push_str(name);
+        names.push('/');
+    }
+    let kinds = entries.iter().map(|(_, kind)| *kind).collect();
+    Ok(Listed { names, kinds })
 }
 
 /// The `stat`s of `entries` of the folder `dir`, in order (each `None`
 /// if the folder cannot be looked at now).
-fn stats_of(
-    dir: &WorkspacePath,
-    entries: &[folders::FolderEntry],
-) -> Vec<Option<(u64, Option<u64>)>> {
-    let names: Vec<String> = entries.iter().map(|e| e.name.clone()).collect();
-    match folders::stats(dir.as_str(), &names) {
+fn stats_of(dir: &WorkspacePath, names: &[String]) -> Vec<Option<(u64, Option<u64>)>> {
+    match folders::stats(dir.as_str(), names) {
         Ok(stats) => stats
             .into_iter()
             .map(|s| s.map(|s| (s.size, s.modified)))
             .collect(),
-        Err(_) => vec![None; entries.len()],
+        Err(_) => vec![None; names.len()],
     }
 }
 
@@ -161,30 +188,33 @@ struct Walker<'v> {
 }
 
 impl Walker<'_> {
-    fn folder(&mut self, dir: &WorkspacePath, depth: usize, listed: Vec<folders::FolderEntry>) {
+    fn folder(&mut self, dir: &WorkspacePath, depth: usize, listed: Listed) {
         let (path_base, shown_base) = (self.path.len(), self.shown.len());
         let mut stats = Vec::new();
-        for (at, entry) in listed.iter().enumerate() {
+        let mut rest = listed.iter().enumerate();
+        while let Some((at, (name, kind))) = rest.next() {
             if self.stopped {
                 return;
             }
             if self.options.stats && at == stats.len() {
-                stats.extend(stats_of(
-                    dir,
-                    &listed[at..(at + STATS_AT_ONCE).min(listed.len())],
-                ));
+                let names: Vec<String> = std::iter::once(name)
+                    .chain(rest.clone().map(|(_, (name, _))| name))
+                    .take(STATS_AT_ONCE)
+                    .map(String::from)
+                    .collect();
+                stats.extend(stats_of(dir, &names));
             }
-            name_in(&mut self.path, path_base, &entry.name);
-            name_in(&mut self.shown, shown_base, &entry.name);
+            name_in(&mut self.path, path_base, name);
+            name_in(&mut self.shown, shown_base, name);
             let visited = Visited {
                 path: &self.path,
                 shown: &self.shown,
-                name: &entry.name,
-                kind: entry.kind,
+                name,
+                kind,
                 depth,
                 stat: stats.get(at).copied().flatten(),
             };
-            let is_dir = entry.kind == EntryKind::Directory;
+            let is_dir = kind == EntryKind::Directory;
             let verdict = if self.options.honour_ignore_files {
                 matched(&self.rules, &self.path, is_dir)
             } else {
@@ -192,10 +222,7 @@ impl Walker<'_> {
             };
             let event = if verdict.is_ignore() {
                 Event::Ignored(visited)
-            } else if verdict.is_none()
-                && !self.options.include_hidden
-                && entry.name.starts_with('.')
-            {
+            } else if verdict.is_none() && !self.options.include_hidden && name.starts_with('.') {
                 Event::Hidden(visited)
             } else {
                 Event::Entry(visited)
@@ -212,7 +239,7 @@ impl Walker<'_> {
             if !passed || !is_dir || depth >= self.options.max_depth {
                 continue;
             }
-            let folder = dir.join(&entry.name);
+            let folder = dir.join(name);
             match entries(&folder) {
                 Ok(inner) => {
                     if self.options.honour_ignore_files {
@@ -321,8 +348,8 @@ impl IgnoreFile {
 }
 
 impl IgnoreRules {
-    fn of(dir: &WorkspacePath, listed: &[folders::FolderEntry]) -> Self {
-        let has = |name: &str| listed.iter().any(|e| e.name == name);
+    fn of(dir: &WorkspacePath, listed: &Listed) -> Self {
+        let has = |name: &str| listed.has(name);
         let load = |file: &str| IgnoreFile::load(&dir.join(file));
         let has_git = has(".git");
         Self {
