@@ -206,6 +206,10 @@ mod tests {
             "repo/.git/config",
             ".netrc",
             ".config/gcloud/application_default_credentials.json",
+            // A `*` in a name is a character like any other.
+            "*a.pem",
+            "id_rsa*x",
+            "app/.env.*x",
         ] {
             assert!(secret(&rules, path).is_some(), "{path}");
         }

@@ -20,9 +20,11 @@
 use super::bindings::toolcell::tool::files::{Host, ReadError};
 use super::cell::CellState;
 use super::folders::{know_roots, resolve};
-use super::fs_guard::{FileGuard, Refusal};
+use super::fs_guard::FileGuard;
+use super::refusal::Refusal;
 use crate::util::openat::open_beneath;
 use std::os::fd::AsRawFd;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -115,16 +117,22 @@ impl Batch {
             asked_max_bytes: max_bytes,
             max_bytes: max_bytes.min(budget),
             budget: AtomicU64::new(budget),
-            guard: state.files.clone(),
+            guard: state.files.judging_copy(),
             next: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
         });
         if batch.paths.len() >= PARALLEL_FROM
             && let Some(pool) = readers()
         {
+            // A job waiting for a busy reader does not keep the list
+            // alive: one dropped meanwhile is freed, and the job is void.
             for _ in 0..pool.current_num_threads() {
-                let batch = Arc::clone(&batch);
-                pool.spawn(move || batch.take_and_read());
+                let batch = Arc::downgrade(&batch);
+                pool.spawn(move || {
+                    if let Some(batch) = batch.upgrade() {
+                        batch.take_and_read();
+                    }
+                });
             }
         }
         batch
@@ -151,7 +159,11 @@ impl Batch {
             let Some(path) = self.paths.get(at) else {
                 return;
             };
-            *lock(&self.outcomes[at]) = Some(self.read(path));
+            // A read that panicked is a failed read, not a stuck list or
+            // (on a reader, whose panic would abort) a stopped host.
+            let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| self.read(path)))
+                .unwrap_or((Err(ReadError::Failed), None));
+            *lock(&self.outcomes[at]) = Some(outcome);
             self.done.fetch_add(1, Ordering::Release);
         }
     }
@@ -179,8 +191,8 @@ impl Batch {
     }
 }
 
-/// A slot's lock; a reader that panicked left its slot empty, which reads
-/// as a failure.
+/// A slot's lock (poisoned or not: a slot is written whole, in one
+/// statement); a slot left empty reads as a failure.
 fn lock(slot: &Mutex<Option<Outcome>>) -> std::sync::MutexGuard<'_, Option<Outcome>> {
     slot.lock().unwrap_or_else(|p| p.into_inner())
 }

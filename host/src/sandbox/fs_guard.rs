@@ -16,6 +16,7 @@
 //! refused is kept ([`FileGuard::refusals`]) so the host can tell the caller
 //! why in its own words, whatever the tool made of the error.
 
+use super::refusal::Refusal;
 use crate::policy::{FileRules, PolicyFile, Touch};
 use crate::util::openat::{host_path_of, joined_without_links, openat2};
 use std::collections::HashMap;
@@ -32,34 +33,8 @@ use wasmtime_wasi::p2::bindings::filesystem::types::{
 use wasmtime_wasi::p2::{DynInputStream, DynOutputStream};
 use wasmtime_wasi::p2::{FsError, FsResult};
 
-/// Something the guard refused during a call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Refusal {
-    /// A change of toolcell's own policy.
-    Policy { shown: String, file: PolicyFile },
-    /// A secret, opened or changed.
-    Secret { shown: String, pattern: String },
-}
-
-impl Refusal {
-    /// The refusal as the caller (and the model) reads it.
-    pub fn message(&self) -> String {
-        match self {
-            Refusal::Policy { shown, file } => format!(
-                "it tried to change `{}`, {}: no tool changes toolcell's own policy unless you approve that very call at a terminal\n  fix: edit the file yourself, or make the change with a built-in file tool from `toolcell chat` or `toolcell tools call` at a terminal and approve it there",
-                crate::util::text::for_terminal_line(shown),
-                file.describe()
-            ),
-            Refusal::Secret { shown, pattern } => format!(
-                "`{}` is on toolcell's list of secret files, or holds one (pattern `{pattern}`): tools may not read, change, move or delete it\n  fix: if a tool should use it, add it to `allow` under [secrets] in toolcell.toml",
-                crate::util::text::for_terminal_line(shown)
-            ),
-        }
-    }
-}
-
 /// The rules of one cell and what they refused.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct FileGuard {
     rules: Arc<FileRules>,
     /// The preopened roots: host path (canonical) and the name tools use.
@@ -93,6 +68,19 @@ impl FileGuard {
             refusals: Vec::new(),
             preopened: HashMap::new(),
             root_dirs: Vec::new(),
+        }
+    }
+
+    /// A guard that judges as this one does, for reading on another thread:
+    /// its roots and rules, none of what this one recorded.
+    pub(super) fn judging_copy(&self) -> Self {
+        Self {
+            rules: Arc::clone(&self.rules),
+            roots: self.roots.clone(),
+            allowed: Vec::new(),
+            refusals: Vec::new(),
+            preopened: HashMap::new(),
+            root_dirs: self.root_dirs.clone(),
         }
     }
 

@@ -37,6 +37,7 @@ pub mod network;
 pub mod output;
 pub mod process;
 pub mod process_policy;
+pub mod refusal;
 
 use crate::registry::grant::ToolGrant;
 use crate::tool::builtin::BuiltinTool;
@@ -310,6 +311,9 @@ impl Sandbox {
             ..
         } = cell;
         let result = call_tool(&mut store, &instance, grant, args).await;
+        // Files read ahead and not taken are dropped with the call, not with
+        // its store, which may wait for the keeper a while.
+        store.data_mut().read_ahead = None;
         match &self.keeper {
             Some(keeper) => keeper.after_call_of(store, tool.id, &tool.pre, grant),
             None => drop(store),
@@ -464,16 +468,16 @@ async fn call_tool(
 /// call that failed on a secret says so (one that went on without it, like
 /// a search, stands).
 fn guard_verdict(
-    refusals: &[fs_guard::Refusal],
+    refusals: &[refusal::Refusal],
     outcome: Result<JsonText, RunError>,
 ) -> Result<JsonText, RunError> {
-    let denied = |refusal: &fs_guard::Refusal| RunError::Tool {
+    let denied = |refusal: &refusal::Refusal| RunError::Tool {
         kind: ToolErrorKind::Denied,
         message: refusal.message(),
     };
     if let Some(policy) = refusals
         .iter()
-        .find(|r| matches!(r, fs_guard::Refusal::Policy { .. }))
+        .find(|r| matches!(r, refusal::Refusal::Policy { .. }))
     {
         return Err(denied(policy));
     }

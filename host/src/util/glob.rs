@@ -50,13 +50,14 @@ pub fn matches_name(pattern: &str, name: &str, case: Case) -> bool {
     let (mut p, mut n) = (0, 0);
     let (mut star, mut resume) = (None, 0);
     while n < name.len() {
-        if p < pattern.len() && (pattern[p] == b'?' || same(pattern[p], name[n])) {
-            p += 1;
-            n += 1;
-        } else if p < pattern.len() && pattern[p] == b'*' {
+        // A `*` is a star even against a `*` in the name.
+        if p < pattern.len() && pattern[p] == b'*' {
             star = Some(p);
             p += 1;
             resume = n;
+        } else if p < pattern.len() && (pattern[p] == b'?' || same(pattern[p], name[n])) {
+            p += 1;
+            n += 1;
         } else if let Some(s) = star {
             p = s + 1;
             resume += 1;
@@ -161,6 +162,14 @@ mod tests {
             "pem",
             ".pem",
             "store.keystore",
+            // Names holding the pattern characters themselves.
+            "*a.pem",
+            "id_rsa*x",
+            ".env.*x",
+            "*",
+            "?",
+            "a*b",
+            "*.?",
         ];
         for pattern in patterns {
             for name in names {
