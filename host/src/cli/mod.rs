@@ -31,6 +31,7 @@ macro_rules! say_inline {
 mod approvals;
 mod chat;
 mod daemon;
+mod early;
 mod events;
 mod interrupts;
 mod manual;
@@ -110,6 +111,9 @@ impl Chosen {
 }
 
 #[derive(Debug, Subcommand)]
+// clap builds a subcommand's flags only when it is the one run: a
+// process's start-up pays for its own command alone.
+#[command(defer = true)]
 enum Command {
     /// List, inspect, call, install and remove tools.
     #[command(subcommand)]
@@ -173,6 +177,7 @@ enum Command {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
+    let early = early::EarlySandbox::start(std::env::args_os());
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -182,7 +187,7 @@ pub fn main() -> i32 {
     };
     init_logging();
     let outcome = match cli.command {
-        Command::Tools(command) => tools::run(&cli.chosen, command),
+        Command::Tools(command) => tools::run(&cli.chosen, command, early),
         Command::Completions(args) => manual::completions(args),
         Command::Man(args) => manual::man(args),
         Command::Chat(args) => chat::run(&cli.chosen, args),
@@ -326,28 +331,41 @@ fn open_dispatcher_for_many_calls(config: &Chosen) -> Result<Dispatcher> {
     open_dispatcher_with(config, options)
 }
 
-/// A dispatcher for a process that makes one call (`toolcell tools call`):
-/// its cell's memory is mapped for it alone. The pool of slots that makes
-/// each of many calls faster costs a one-call process about 1 ms to reserve
-/// and release (BENCHMARKS.md).
+/// A dispatcher for a process that makes one call (`toolcell tools call`).
 ///
 /// The call will need the sandbox: it is started on a thread of its own
-/// while the config and the tools load, and loads the component of the
-/// built-in tool named `tool`, if there is one (a tool of the workspace by
-/// that name gets its own). The arguments' check is built on this thread
-/// meanwhile: on two cores a third thread would only wait for one, and
-/// interrupt the others whenever memory is mapped.
-fn open_dispatcher_for_one_call(config: &Chosen, tool: &str) -> Result<Dispatcher> {
-    let options = SandboxOptions {
+/// while the config and the tools load (before the command line was
+/// parsed, if `early` was started for this tool), and loads the component
+/// of the built-in tool named `tool`, if there is one (a tool of the
+/// workspace by that name gets its own). The arguments' check is built on
+/// this thread meanwhile: on two cores a third thread would only wait for
+/// one, and interrupt the others whenever memory is mapped.
+fn open_dispatcher_for_one_call(
+    config: &Chosen,
+    tool: &str,
+    early: Option<early::EarlySandbox>,
+) -> Result<Dispatcher> {
+    let starting = early.and_then(|early| early.for_tool(tool)).or_else(|| {
+        let builtin = crate::tool::builtin::BUILTIN_TOOLS
+            .iter()
+            .find(|builtin| builtin.crate_dir == tool);
+        Sandbox::start(one_call_sandbox_options(), builtin)
+    });
+    let (config, registry) = load_workspace(config)?;
+    Ok(
+        dispatcher_over(config, registry, one_call_sandbox_options())?
+            .with_sandbox_starting(starting),
+    )
+}
+
+/// A one-call process's sandbox: its cell's memory is mapped for it
+/// alone. The pool of slots that makes each of many calls faster costs a
+/// one-call process about 1 ms to reserve and release (BENCHMARKS.md).
+fn one_call_sandbox_options() -> SandboxOptions {
+    SandboxOptions {
         allocation: Allocation::OnDemand,
         ..sandbox_options()
-    };
-    let builtin = crate::tool::builtin::BUILTIN_TOOLS
-        .iter()
-        .find(|builtin| builtin.crate_dir == tool);
-    let starting = Sandbox::start(options.clone(), builtin);
-    let (config, registry) = load_workspace(config)?;
-    Ok(dispatcher_over(config, registry, options)?.with_sandbox_starting(starting))
+    }
 }
 
 fn open_dispatcher_with(config: &Chosen, options: SandboxOptions) -> Result<Dispatcher> {

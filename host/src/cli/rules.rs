@@ -8,6 +8,9 @@ use serde_json::{Value, json};
 use std::path::PathBuf;
 
 #[derive(Debug, clap::Subcommand)]
+// clap builds a subcommand's flags only when it is the one run: a
+// process's start-up pays for its own command alone.
+#[command(defer = true)]
 pub enum RulesCommand {
     /// Say what would decide a call of TOOL with these arguments, and how.
     Check {

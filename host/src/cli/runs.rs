@@ -10,6 +10,9 @@ use clap::Subcommand;
 const DEFAULT_LIST_LIMIT: usize = 20;
 
 #[derive(Debug, Subcommand)]
+// clap builds a subcommand's flags only when it is the one run: a
+// process's start-up pays for its own command alone.
+#[command(defer = true)]
 pub enum RunsCommand {
     /// The latest runs, newest first.
     List {

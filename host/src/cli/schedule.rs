@@ -19,6 +19,9 @@ use tokio_util::sync::CancellationToken;
 const DEFAULT_COUNT: usize = 3;
 
 #[derive(Debug, Subcommand)]
+// clap builds a subcommand's flags only when it is the one run: a
+// process's start-up pays for its own command alone.
+#[command(defer = true)]
 pub enum ScheduleCommand {
     /// Each schedule with its next fire times, in its time zone.
     List {

@@ -30,6 +30,9 @@ use std::path::{Path, PathBuf};
 const DESCRIPTION_WIDTH: usize = 60;
 
 #[derive(Debug, Subcommand)]
+// clap builds a subcommand's flags only when it is the one run: a
+// process's start-up pays for its own command alone.
+#[command(defer = true)]
 pub enum ToolsCommand {
     /// List the tools of this workspace: built-in, user and workspace ones.
     List {
@@ -106,7 +109,13 @@ pub enum ToolsCommand {
     },
 }
 
-pub fn run(config: &super::Chosen, command: ToolsCommand) -> Result<i32> {
+/// Runs a `tools` command; `early`, a sandbox started before the command
+/// line was parsed, serves a `tools call` of the tool it was started for.
+pub fn run(
+    config: &super::Chosen,
+    command: ToolsCommand,
+    early: Option<super::early::EarlySandbox>,
+) -> Result<i32> {
     match command {
         // Listing starts the MCP servers too: their tools are listed by them.
         ToolsCommand::List { json } => {
@@ -136,7 +145,7 @@ pub fn run(config: &super::Chosen, command: ToolsCommand) -> Result<i32> {
             logs,
         } => {
             let args = call_arguments(args, args_file)?;
-            let dispatcher = super::open_dispatcher_for_one_call(config, &name)?;
+            let dispatcher = super::open_dispatcher_for_one_call(config, &name, early)?;
             let code = call(&dispatcher, &name, &args, yes, json, logs);
             dispatcher.release_for_exit();
             code
