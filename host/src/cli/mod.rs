@@ -369,8 +369,6 @@ fn one_call_sandbox_options() -> SandboxOptions {
 }
 
 fn open_dispatcher_with(config: &Chosen, options: SandboxOptions) -> Result<Dispatcher> {
-    // Ready while the config, the tools and the sandbox load.
-    crate::registry::warm_argument_checks();
     let (config, registry) = load_workspace(config)?;
     dispatcher_over(config, registry, options)
 }

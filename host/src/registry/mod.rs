@@ -255,9 +255,13 @@ impl ToolEntry {
         }
         // Parsing the manifest already checked that the schema compiles.
         let validator = match self.source {
-            // Built under draft 7, whose meta-schema's validator (the first
-            // schema's cost) takes a third of 2020-12's, and means the same
-            // for every keyword they use (`builtin_schemas_mean_the_same_under_draft_7`).
+            // Built under draft 7, which means the same for every keyword
+            // they use (`builtin_schemas_mean_the_same_under_draft_7`): a
+            // tool's first schema, which sets up the checks every schema
+            // shares, takes about 0.25 ms under it, a little less than
+            // under 2020-12 (the meta-schemas' validators are compiled into
+            // the binary: jsonschema's `macros`; built at run time they took
+            // 0.9 and 2.3 ms, BENCHMARKS.md).
             ToolSource::BuiltIn => jsonschema::options()
                 .with_draft(BUILTIN_SCHEMA_DRAFT)
                 .build(&self.manifest.parameters),
@@ -271,25 +275,6 @@ impl ToolEntry {
 /// The JSON Schema draft built-in tools' argument schemas are compiled
 /// under (see [`ToolEntry::validator`]).
 const BUILTIN_SCHEMA_DRAFT: jsonschema::Draft = jsonschema::Draft::Draft7;
-
-/// Builds, on a thread of its own, what compiling a built-in tool's
-/// argument schema needs first: the validator of the draft-7 meta-schema,
-/// which checks the schema itself (about 0.5 ms, most of the first check of
-/// a call's arguments; later schemas reuse it). Started when a dispatcher
-/// opens, it is mostly ready by the time a call is admitted. (Other tools'
-/// schemas, under 2020-12, have that meta-schema's validator built when
-/// their manifests are checked.)
-pub fn warm_argument_checks() {
-    let warm = || {
-        let _valid = jsonschema::draft7::meta::is_valid(&serde_json::json!({"type": "object"}));
-    };
-    if let Err(e) = std::thread::Builder::new()
-        .name("toolcell-schemas".into())
-        .spawn(warm)
-    {
-        tracing::debug!("no thread to warm the schema checks: {e}");
-    }
-}
 
 /// A tool that could not be loaded, and why.
 #[derive(Debug, Clone)]

@@ -192,9 +192,8 @@ impl ToolManifest {
     /// [`ToolManifest::parse`] for a manifest built into the binary, whose
     /// parameters schema was checked when it was built: the test
     /// `every_builtin_manifest_passes_every_check` parses each one with
-    /// [`ToolManifest::parse`]. Checking a schema against the JSON Schema
-    /// meta-schema builds that meta-schema's validator first, about 1.5 ms
-    /// of a start-up that should take 3 (BENCHMARKS.md).
+    /// [`ToolManifest::parse`]: a start-up need not check a dozen schemas
+    /// against the JSON Schema meta-schema again.
     pub fn parse_builtin(file: &Path, text: &str) -> Result<Self, Problem> {
         Self::parse_with(file, text, SchemaCheck::AtBuild)
     }
