@@ -115,29 +115,6 @@ impl Drop for DeferredRecorder {
     }
 }
 
-/// Puts the calling thread in the `SCHED_IDLE` class: it runs only on a
-/// core nothing else wants. A batch's commit (and the WAL's checkpoint,
-/// with its `fsync`) takes milliseconds; at normal priority it took a core
-/// from the server or its client for that long, the p99 of the calls
-/// (measured: nice 19 is not enough, a thread that mostly sleeps is let in
-/// at once when it wakes; BENCHMARKS.md "MCP latency"). The cost: the
-/// writer holds the store's lock while it commits, so on a machine kept
-/// busy by other work a call that records as it goes (one that may change
-/// something) can wait for a commit that gets little CPU. Where the class
-/// is unavailable the thread stays as it is.
-fn run_only_when_idle() {
-    let param = libc::sched_param { sched_priority: 0 };
-    // SAFETY: `sched_setscheduler` with pid 0 changes only the calling
-    // thread, and `param` is a valid, initialised struct.
-    let status = unsafe { libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) };
-    if status != 0 {
-        tracing::debug!(
-            "the recorder keeps its priority: {}",
-            std::io::Error::last_os_error()
-        );
-    }
-}
-
 impl Shared {
     fn lock(&self) -> std::sync::MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
@@ -146,7 +123,10 @@ impl Shared {
 
 /// The writer: waits for a record, lets others gather, writes them all.
 fn write_batches(shared: &Shared, store: &Store) {
-    run_only_when_idle();
+    // The writer holds the store's lock while it commits: on a machine
+    // kept busy by other work, a call that records as it goes (one that
+    // may change something) can wait for a commit that gets little CPU.
+    crate::util::idle::run_only_when_idle("the recorder");
     loop {
         let closed = {
             let mut queue = shared.lock();

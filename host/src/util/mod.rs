@@ -10,6 +10,7 @@
 //! - [`openat`]: `openat2` and a descriptor's real path;
 //! - [`folder`]: a folder's names and types from its directory stream;
 //! - [`heap`]: the C allocator keeping freed memory for reuse;
+//! - [`idle`]: threads that work only in a core's spare time;
 //! - [`glob`]: path patterns matched name by name (`*`, `?`, `**`);
 //! - [`json_text`]: JSON checked once and kept as text;
 //! - [`problem`]: what is wrong in a TOML file, said the same way for the
@@ -21,6 +22,7 @@ pub mod child;
 pub mod folder;
 pub mod glob;
 pub mod heap;
+pub mod idle;
 pub mod json_text;
 pub mod listener;
 pub mod locations;
