@@ -177,6 +177,9 @@ enum Command {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
+    // Before the sandbox's own thread starts: what it logs (a compile cache
+    // entry found unusable and replaced) is not lost to a race.
+    init_logging();
     let early = early::EarlySandbox::start(std::env::args_os());
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -185,7 +188,6 @@ pub fn main() -> i32 {
             return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
         }
     };
-    init_logging();
     let outcome = match cli.command {
         Command::Tools(command) => tools::run(&cli.chosen, command, early),
         Command::Completions(args) => manual::completions(args),
