@@ -252,6 +252,30 @@ fn an_mcp_client_lists_and_calls_the_tools_in_their_cells() {
     );
 }
 
+/// Linux's number for the `SCHED_IDLE` scheduling class.
+const SCHED_IDLE: u32 = 5;
+
+/// The scheduling policy of the server's thread named `name`, read from
+/// `/proc` (field 41 of a task's `stat`).
+fn scheduling_policy(session: &Session, name: &str) -> u32 {
+    let tasks = format!("/proc/{}/task", session.child.id());
+    for task in std::fs::read_dir(&tasks).unwrap() {
+        let task = task.unwrap().path();
+        let Ok(comm) = std::fs::read_to_string(task.join("comm")) else {
+            continue;
+        };
+        if comm.trim_end() != name {
+            continue;
+        }
+        let stat = std::fs::read_to_string(task.join("stat")).unwrap();
+        // The name (field 2) is in parentheses and may hold spaces: count
+        // the fields after its closing one, which is field 3.
+        let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+        return after_name.split(' ').nth(41 - 3).unwrap().parse().unwrap();
+    }
+    panic!("no thread named {name} in {tasks}");
+}
+
 #[test]
 fn every_call_runs_in_an_instance_of_its_own_with_cells_built_ahead() {
     // `toolcell mcp` builds each tool's next cell while the answer travels;
@@ -280,6 +304,11 @@ fn every_call_runs_in_an_instance_of_its_own_with_cells_built_ahead() {
     assert!(
         built_ahead >= 10,
         "most calls run in a cell built ahead: {built_ahead} of 20"
+    );
+    assert_eq!(
+        scheduling_policy(&mcp, "toolcell-keeper"),
+        SCHED_IDLE,
+        "the keeper works only in a core's spare time, not at the calls' expense"
     );
     let trapped = mcp.call("probe", json!({"action": "trap"}));
     assert_eq!(trapped["isError"], true, "{trapped}");

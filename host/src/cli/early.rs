@@ -31,6 +31,10 @@ impl EarlySandbox {
     /// Starts one if `args` (the process's, its name first) call a tool.
     pub fn start(args: impl Iterator<Item = OsString>) -> Option<Self> {
         let tool = called_tool(args)?;
+        // Before the sandbox's thread starts: what it logs (a compile cache
+        // entry found unusable and replaced) is not lost to a race. Only
+        // here, so that `--version` and `--help` do not pay for it.
+        super::init_logging();
         let builtin = BUILTIN_TOOLS
             .iter()
             .find(|builtin| builtin.crate_dir == tool);

@@ -177,9 +177,7 @@ enum Command {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
-    // Before the sandbox's own thread starts: what it logs (a compile cache
-    // entry found unusable and replaced) is not lost to a race.
-    init_logging();
+    // Starts logging itself, before its thread, only if it starts one.
     let early = early::EarlySandbox::start(std::env::args_os());
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
@@ -188,6 +186,7 @@ pub fn main() -> i32 {
             return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
         }
     };
+    init_logging();
     let outcome = match cli.command {
         Command::Tools(command) => tools::run(&cli.chosen, command, early),
         Command::Completions(args) => manual::completions(args),
@@ -223,7 +222,13 @@ pub fn main() -> i32 {
 /// the user through toolcell's message about it (with a fix) already.
 const DEFAULT_LOG: &str = "warn,rmcp=off";
 
+/// Sets up logging to stderr; what runs after the first call is skipped.
 fn init_logging() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(init_logging_now);
+}
+
+fn init_logging_now() {
     let filter = tracing_subscriber::EnvFilter::try_from_env(LOG_ENV)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
     let _ = tracing_subscriber::fmt()

@@ -6,10 +6,12 @@
 //! (`sandbox::keeper`). At normal priority such a thread costs the calls it
 //! serves twice on a small machine: it takes a core from the server or its
 //! client while it works (a commit with the WAL's checkpoint and its
-//! `fsync` takes milliseconds), and waking it sends the sleeping core an
-//! interrupt that the waking call pays for (about 12 µs a hand-off on the
-//! two-core VM of BENCHMARKS.md, "MCP latency"). `nice 19` is not enough:
-//! a thread that mostly sleeps is let in at once when it wakes.
+//! `fsync` takes milliseconds), and the call that wakes it pays for the
+//! wake-up: handing the keeper a used store took 17 µs with the keeper at
+//! normal priority and 5 µs with it in this class (two-core VM, BENCHMARKS.md
+//! "Seventh step"; only the outcome was measured, not the kernel's path).
+//! `nice 19` is not enough: a thread that mostly sleeps is let in at once
+//! when it wakes, and `SCHED_BATCH` measured no better.
 //!
 //! In the `SCHED_IDLE` class a thread runs only on a core nothing else
 //! wants. The cost: on a machine kept busy by other work it gets little
