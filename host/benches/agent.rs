@@ -179,6 +179,7 @@ fn agent_rounds(filter_tools_above: usize, label: &str) {
             cache_dir: Some(cache.path().to_path_buf()),
             allocation: Allocation::Pooling,
             ready_ahead: false,
+            leave_used_cells_to_exit: false,
         },
     )
     .unwrap();

@@ -108,6 +108,7 @@ fn main() {
                 cache_dir: Some(cache.clone()),
                 allocation,
                 ready_ahead: false,
+                leave_used_cells_to_exit: false,
             };
             let sandbox = Sandbox::new(options.clone()).unwrap();
             let noop = sandbox.prepare(&noop_wasm).unwrap();

@@ -172,6 +172,7 @@ fn main() {
         cache_dir: Some(cache.clone()),
         allocation: Allocation::Pooling,
         ready_ahead: false,
+        leave_used_cells_to_exit: false,
     })
     .unwrap();
     let tool = sandbox.prepare(&wasm).unwrap();

@@ -490,6 +490,7 @@ fn in_process(workspace: &Path, cache: &Path, state: &Path) -> InProcess {
             cache_dir: Some(cache.join("components")),
             allocation: Allocation::Pooling,
             ready_ahead,
+            leave_used_cells_to_exit: false,
         };
         Dispatcher::new(config, registry, options).unwrap()
     };

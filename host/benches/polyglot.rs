@@ -127,6 +127,7 @@ fn main() {
             cache_dir: Some(lang_cache),
             allocation: Allocation::Pooling,
             ready_ahead: false,
+            leave_used_cells_to_exit: false,
         };
         let cold_sandbox = Sandbox::new(options.clone()).unwrap();
         let started = Instant::now();

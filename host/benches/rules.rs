@@ -92,6 +92,7 @@ fn dispatcher(workspace: &Path, cache: &Path, rules: &str) -> Dispatcher {
         cache_dir: Some(cache.to_path_buf()),
         allocation: Allocation::OnDemand,
         ready_ahead: false,
+        leave_used_cells_to_exit: false,
     };
     let dispatcher = Dispatcher::new(config, registry, options).unwrap();
     for tool in ["write_file", "read_file", "run_command", "web_fetch"] {

@@ -63,6 +63,7 @@ fn script_overhead(root: &Path, cache: &Path) {
                 cache_dir: Some(cache.to_path_buf()),
                 allocation: Allocation::Pooling,
                 ready_ahead: false,
+                leave_used_cells_to_exit: false,
             },
         )
         .unwrap(),

@@ -118,6 +118,7 @@ async fn the_next_call_succeeds_after_each_failure() {
             cache_dir: Some(ws.cache.clone()),
             allocation,
             ready_ahead: false,
+            leave_used_cells_to_exit: false,
         };
         let dispatcher = Dispatcher::new(config, registry, options).unwrap();
         assert!(

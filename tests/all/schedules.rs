@@ -51,6 +51,7 @@ impl TestDaemon {
                 cache_dir: Some(ws.cache.clone()),
                 allocation: Allocation::OnDemand,
                 ready_ahead: false,
+                leave_used_cells_to_exit: false,
             },
             user_tools: None,
             trust: Some(TrustStore::in_data_dir(&ws.data)),

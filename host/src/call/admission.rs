@@ -51,11 +51,10 @@ impl Dispatcher {
         // the checks every schema shares set up first) while another
         // thread loads its component, which the call needs next: the call
         // then waits for the longer of the two, not for both (BENCHMARKS.md).
-        // A failure to load is reported when the call runs. Where the
-        // sandbox is being started ahead, its thread loads the component
-        // (a one-call process), and a thread started here would only wait.
+        // A failure to load is reported when the call runs. A one-call
+        // process does both on its one thread (see `PlannedSandbox`).
         let validator = std::thread::scope(|scope| {
-            if !entry.has_validator() && entry.component().is_some() && !self.starting_ahead() {
+            if !entry.has_validator() && entry.component().is_some() && !self.on_one_thread() {
                 scope.spawn(|| drop(self.prepared(entry)));
             }
             entry.validator()

@@ -14,7 +14,7 @@ use crate::registry::grant::ToolGrant;
 use crate::registry::{Backend, McpTool, Registry, ToolEntry, ToolProblem};
 use crate::sandbox::cache::CacheStatus;
 use crate::sandbox::output::CapturedOutput;
-use crate::sandbox::{PreparedTool, Sandbox, SandboxOptions, StartingSandbox};
+use crate::sandbox::{PlannedSandbox, PreparedTool, Sandbox, SandboxOptions};
 use crate::util::json_text::JsonText;
 use crate::util::problem::Problem;
 use anyhow::{Context, Result};
@@ -53,10 +53,12 @@ pub struct Dispatcher {
     /// Started on the first call: listing tools, or a script that calls
     /// none, never pays for the engine and its instance pool.
     sandbox: OnceLock<Sandbox>,
-    /// A sandbox started ahead on a thread of its own, until it is needed.
-    starting: Mutex<Option<StartingSandbox>>,
-    /// The component that thread loaded ahead, by its SHA-256, until the
-    /// tool with that component is prepared.
+    /// A one-call process's sandbox, until the call needs it.
+    planned: Mutex<Option<PlannedSandbox>>,
+    /// See [`Dispatcher::on_one_thread`].
+    on_one_thread: bool,
+    /// The component loaded with it, by its SHA-256, until the tool with
+    /// that component is prepared.
     ahead: Mutex<Option<(&'static str, PreparedTool)>>,
     options: SandboxOptions,
     prepared: Mutex<HashMap<String, PreparedTool>>,
@@ -88,7 +90,8 @@ impl Dispatcher {
             config,
             registry,
             sandbox: OnceLock::new(),
-            starting: Mutex::new(None),
+            planned: Mutex::new(None),
+            on_one_thread: false,
             ahead: Mutex::new(None),
             options,
             prepared: Mutex::default(),
@@ -160,25 +163,25 @@ impl Dispatcher {
         &self.config
     }
 
-    /// Uses `starting`, a sandbox being built already, instead of building
-    /// one on first use (see [`Sandbox::start`]).
-    pub fn with_sandbox_starting(self, starting: Option<StartingSandbox>) -> Self {
-        *self.starting.lock().unwrap_or_else(|p| p.into_inner()) = starting;
+    /// Builds `planned` on first use, instead of a sandbox of this
+    /// dispatcher's options (see [`Sandbox::planned`]).
+    pub fn with_sandbox_planned(mut self, planned: PlannedSandbox) -> Self {
+        *self.planned.lock().unwrap_or_else(|p| p.into_inner()) = Some(planned);
+        self.on_one_thread = true;
         self
     }
 
-    /// The sandbox, started on first use (or taken from its thread, if it
-    /// was started ahead).
+    /// The sandbox, started on first use (the planned one, if there is one).
     pub fn sandbox(&self) -> Result<&Sandbox> {
         if let Some(sandbox) = self.sandbox.get() {
             return Ok(sandbox);
         }
         // Held while it is built: a second caller waits for this one.
-        let mut starting = self.starting.lock().unwrap_or_else(|p| p.into_inner());
+        let mut planned = self.planned.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(sandbox) = self.sandbox.get() {
             return Ok(sandbox);
         }
-        let sandbox = match starting.take().and_then(StartingSandbox::wait) {
+        let sandbox = match planned.take().map(PlannedSandbox::build) {
             Some(Ok(started)) => {
                 *self.ahead.lock().unwrap_or_else(|p| p.into_inner()) = started.ahead;
                 Ok(started.sandbox)
@@ -232,14 +235,11 @@ impl Dispatcher {
         Ok(ready)
     }
 
-    /// Whether a sandbox is being started on a thread of its own.
-    pub(super) fn starting_ahead(&self) -> bool {
-        self.sandbox.get().is_none()
-            && self
-                .starting
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .is_some()
+    /// Whether this dispatcher works on its caller's thread alone: it was
+    /// given a planned sandbox, for a process that makes one call (see
+    /// [`PlannedSandbox`] for why).
+    pub(super) fn on_one_thread(&self) -> bool {
+        self.on_one_thread
     }
 
     /// The component loaded ahead with the sandbox, if its SHA-256 is

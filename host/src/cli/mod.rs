@@ -31,7 +31,6 @@ macro_rules! say_inline {
 mod approvals;
 mod chat;
 mod daemon;
-mod early;
 mod events;
 mod interrupts;
 mod manual;
@@ -177,8 +176,6 @@ enum Command {
 
 /// Runs the command line and returns the process exit code.
 pub fn main() -> i32 {
-    // Starts logging itself, before its thread, only if it starts one.
-    let early = early::EarlySandbox::start(std::env::args_os());
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -188,7 +185,7 @@ pub fn main() -> i32 {
     };
     init_logging();
     let outcome = match cli.command {
-        Command::Tools(command) => tools::run(&cli.chosen, command, early),
+        Command::Tools(command) => tools::run(&cli.chosen, command),
         Command::Completions(args) => manual::completions(args),
         Command::Man(args) => manual::man(args),
         Command::Chat(args) => chat::run(&cli.chosen, args),
@@ -222,13 +219,7 @@ pub fn main() -> i32 {
 /// the user through toolcell's message about it (with a fix) already.
 const DEFAULT_LOG: &str = "warn,rmcp=off";
 
-/// Sets up logging to stderr; what runs after the first call is skipped.
 fn init_logging() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(init_logging_now);
-}
-
-fn init_logging_now() {
     let filter = tracing_subscriber::EnvFilter::try_from_env(LOG_ENV)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(DEFAULT_LOG));
     let _ = tracing_subscriber::fmt()
@@ -338,39 +329,32 @@ fn open_dispatcher_for_many_calls(config: &Chosen) -> Result<Dispatcher> {
     open_dispatcher_with(config, options)
 }
 
-/// A dispatcher for a process that makes one call (`toolcell tools call`).
-///
-/// The call will need the sandbox: it is started on a thread of its own
-/// while the config and the tools load (before the command line was
-/// parsed, if `early` was started for this tool), and loads the component
-/// of the built-in tool named `tool`, if there is one (a tool of the
-/// workspace by that name gets its own). The arguments' check is built on
-/// this thread meanwhile: on two cores a third thread would only wait for
-/// one, and interrupt the others whenever memory is mapped.
-fn open_dispatcher_for_one_call(
-    config: &Chosen,
-    tool: &str,
-    early: Option<early::EarlySandbox>,
-) -> Result<Dispatcher> {
-    let starting = early.and_then(|early| early.for_tool(tool)).or_else(|| {
-        let builtin = crate::tool::builtin::BUILTIN_TOOLS
-            .iter()
-            .find(|builtin| builtin.crate_dir == tool);
-        Sandbox::start(one_call_sandbox_options(), builtin)
-    });
+/// A dispatcher for a process that makes one call (`toolcell tools call`),
+/// all on this thread: the sandbox is built when the call needs it, with
+/// the component of the built-in tool named `tool`, if there is one (a tool
+/// of the workspace by that name gets its own). See
+/// [`crate::sandbox::PlannedSandbox`] for
+/// why not on a thread of its own.
+fn open_dispatcher_for_one_call(config: &Chosen, tool: &str) -> Result<Dispatcher> {
+    let builtin = crate::tool::builtin::BUILTIN_TOOLS
+        .iter()
+        .find(|builtin| builtin.crate_dir == tool);
+    let planned = Sandbox::planned(one_call_sandbox_options(), builtin);
     let (config, registry) = load_workspace(config)?;
     Ok(
         dispatcher_over(config, registry, one_call_sandbox_options())?
-            .with_sandbox_starting(starting),
+            .with_sandbox_planned(planned),
     )
 }
 
 /// A one-call process's sandbox: its cell's memory is mapped for it
-/// alone. The pool of slots that makes each of many calls faster costs a
-/// one-call process about 1 ms to reserve and release (BENCHMARKS.md).
+/// alone (the pool of slots that makes each of many calls faster costs a
+/// one-call process about 1 ms to reserve and release), and left for the
+/// exit to take down (BENCHMARKS.md).
 fn one_call_sandbox_options() -> SandboxOptions {
     SandboxOptions {
         allocation: Allocation::OnDemand,
+        leave_used_cells_to_exit: true,
         ..sandbox_options()
     }
 }
@@ -418,5 +402,6 @@ fn sandbox_options() -> SandboxOptions {
         cache_dir: locations::component_cache_dir(),
         allocation: Allocation::Pooling,
         ready_ahead: false,
+        leave_used_cells_to_exit: false,
     }
 }

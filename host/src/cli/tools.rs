@@ -109,13 +109,8 @@ pub enum ToolsCommand {
     },
 }
 
-/// Runs a `tools` command; `early`, a sandbox started before the command
-/// line was parsed, serves a `tools call` of the tool it was started for.
-pub fn run(
-    config: &super::Chosen,
-    command: ToolsCommand,
-    early: Option<super::early::EarlySandbox>,
-) -> Result<i32> {
+/// Runs a `tools` command.
+pub fn run(config: &super::Chosen, command: ToolsCommand) -> Result<i32> {
     match command {
         // Listing starts the MCP servers too: their tools are listed by them.
         ToolsCommand::List { json } => {
@@ -145,7 +140,7 @@ pub fn run(
             logs,
         } => {
             let args = call_arguments(args, args_file)?;
-            let dispatcher = super::open_dispatcher_for_one_call(config, &name, early)?;
+            let dispatcher = super::open_dispatcher_for_one_call(config, &name)?;
             let code = call(&dispatcher, &name, &args, yes, json, logs);
             dispatcher.release_for_exit();
             code

@@ -143,6 +143,18 @@ pub struct SandboxOptions {
     /// down, on a thread of their own (see [`keeper`]): for processes that
     /// serve many calls (`toolcell mcp`).
     pub ready_ahead: bool,
+    /// Leave each used cell (its memory, its stack) for the process's exit
+    /// to take down, instead of unmapping it after its call: for a process
+    /// that makes one call and exits (`toolcell tools call`). Each unmapping
+    /// of touched memory waits until every core that ran one of the
+    /// process's threads has dropped it from its TLB, and on a VM that
+    /// interrupt is most of its cost: about 0.3 ms of a small call's
+    /// 4.7 ms here (BENCHMARKS.md, issue 21). Nothing a call leaves in
+    /// its cell needs more than the exit: its programs' process groups are
+    /// ended with the call, and its files and sockets close with the
+    /// process. Never for a process that makes many calls: each would keep
+    /// its cell.
+    pub leave_used_cells_to_exit: bool,
 }
 
 /// The engine, linker and cache shared by every call of a process.
@@ -154,6 +166,8 @@ pub struct Sandbox {
     cache: ComponentCache,
     /// Readies cells ahead of calls, when asked to.
     keeper: Option<Keeper>,
+    /// See [`SandboxOptions::leave_used_cells_to_exit`].
+    leave_used_cells_to_exit: bool,
 }
 
 impl Sandbox {
@@ -170,6 +184,7 @@ impl Sandbox {
             linker: OnceLock::new(),
             cache,
             keeper,
+            leave_used_cells_to_exit: options.leave_used_cells_to_exit,
         };
         // A process that serves many calls links everything before the
         // first, not during it.
@@ -179,34 +194,12 @@ impl Sandbox {
         Ok(sandbox)
     }
 
-    /// Starts a sandbox on a thread of its own, for a caller that knows a
-    /// call will come and has other work first (a one-call process loads
-    /// its config and tools meanwhile): the engine and the linker take
-    /// about a millisecond. `ahead`, a built-in component the call will
-    /// probably use, is then loaded on the same thread (see
-    /// [`StartedSandbox::ahead`]), linked with only what it imports.
-    /// `None` if no thread could be started.
-    pub fn start(
-        options: SandboxOptions,
-        ahead: Option<&'static BuiltinTool>,
-    ) -> Option<StartingSandbox> {
-        let (built, handed_over) = std::sync::mpsc::sync_channel(1);
-        let build = move || -> Result<StartedSandbox> {
-            let sandbox = Sandbox::new(options)?;
-            let ahead = ahead.and_then(|tool| {
-                let prepared = sandbox.prepare_alone(tool.wasm, tool.wasm_sha256);
-                // A failure is met again, and reported, when the call
-                // prepares the tool itself.
-                prepared.ok().map(|prepared| (tool.wasm_sha256, prepared))
-            });
-            Ok(StartedSandbox { sandbox, ahead })
-        };
-        std::thread::Builder::new()
-            .name("toolcell-sandbox".into())
-            // The receiver may be gone: the process did not need it.
-            .spawn(move || drop(built.send(build())))
-            .ok()?;
-        Some(StartingSandbox(handed_over))
+    /// A sandbox to build when the call first needs it, for a process
+    /// that makes one call (see [`PlannedSandbox`]). `ahead`, the built-in
+    /// component the call will probably use, is loaded with it and linked
+    /// with only what it imports (see [`StartedSandbox::ahead`]).
+    pub fn planned(options: SandboxOptions, ahead: Option<&'static BuiltinTool>) -> PlannedSandbox {
+        PlannedSandbox { options, ahead }
     }
 
     pub fn cache(&self) -> &ComponentCache {
@@ -300,7 +293,7 @@ impl Sandbox {
     }
 
     /// Calls the tool in `cell`, then hands the used cell to the keeper (or
-    /// drops it).
+    /// drops it, or leaves it to the process's exit).
     async fn call_in(
         &self,
         cell: Cell,
@@ -319,6 +312,7 @@ impl Sandbox {
         store.data_mut().read_ahead = None;
         match &self.keeper {
             Some(keeper) => keeper.after_call_of(store, tool.id, &tool.pre, grant),
+            None if self.leave_used_cells_to_exit => std::mem::forget(store),
             None => drop(store),
         }
         result
@@ -349,14 +343,21 @@ fn link(
     })
 }
 
-/// A sandbox being built on a thread of its own ([`Sandbox::start`]),
-/// handed over as soon as it is built: the caller does not wait for the
-/// thread to end as well (its stack given back, its exit: 0.1–0.3 ms of a
-/// one-call process here, BENCHMARKS.md).
-pub struct StartingSandbox(std::sync::mpsc::Receiver<Result<StartedSandbox>>);
+/// A one-call process's sandbox, built on the calling thread when the
+/// call needs it ([`Sandbox::planned`]).
+///
+/// It was built on a thread of its own while the config and the tools
+/// loaded, but on the two-core VM of BENCHMARKS.md (issue 21, eighth step)
+/// a thread woken on the other core started 0.2–1.1 ms late and woke the
+/// caller as late again when it handed the sandbox over, and a second core
+/// in use made every unmapping interrupt it: the same work on one thread
+/// ended about 1 ms sooner, though nothing overlaps.
+pub struct PlannedSandbox {
+    options: SandboxOptions,
+    ahead: Option<&'static BuiltinTool>,
+}
 
-/// A sandbox built on a thread of its own, and the component it loaded
-/// ahead.
+/// A planned sandbox, built, and the component it loaded ahead.
 pub struct StartedSandbox {
     pub sandbox: Sandbox,
     /// The built-in component loaded ahead, by its SHA-256: the caller
@@ -364,10 +365,17 @@ pub struct StartedSandbox {
     pub ahead: Option<(&'static str, PreparedTool)>,
 }
 
-impl StartingSandbox {
-    /// The sandbox, once built; `None` if its thread panicked.
-    pub fn wait(self) -> Option<Result<StartedSandbox>> {
-        self.0.recv().ok()
+impl PlannedSandbox {
+    /// Builds the engine, and loads the component planned ahead.
+    pub fn build(self) -> Result<StartedSandbox> {
+        let sandbox = Sandbox::new(self.options)?;
+        let ahead = self.ahead.and_then(|tool| {
+            let prepared = sandbox.prepare_alone(tool.wasm, tool.wasm_sha256);
+            // A failure is met again, and reported, when the call
+            // prepares the tool itself.
+            prepared.ok().map(|prepared| (tool.wasm_sha256, prepared))
+        });
+        Ok(StartedSandbox { sandbox, ahead })
     }
 }
 
