@@ -6,10 +6,12 @@
 //!
 //! Each command is split into words as a shell would split simple quoting
 //! (single and double quotes, no expansion) and started directly, without
-//! a shell. Its output goes to /dev/null. For each command: the median
-//! wall time and its first quartile, and the medians of its user CPU time
-//! and minor page faults (from `wait4`). The first rounds warm the page
-//! cache and are not counted.
+//! a shell, its input and output /dev/null (a command that waits for an
+//! answer fails instead of hanging). For each command: the median wall
+//! time (of an even count, the upper middle sample) and its first
+//! quartile, and the medians of its user CPU time and minor page faults
+//! (from `wait4`). The first rounds warm the page cache and are not
+//! counted.
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -27,6 +29,7 @@ fn main() {
         std::process::exit(2);
     };
     let rounds: usize = rounds.parse().expect("ROUNDS is a number");
+    assert!(rounds > 0, "ROUNDS is at least 1");
     let commands: Vec<Vec<String>> = commands.iter().map(|c| words(c)).collect();
     let mut samples = vec![Vec::new(); commands.len()];
     for round in 0..WARM_UP + rounds {
@@ -67,6 +70,7 @@ fn run(command: &[String]) -> Sample {
     let started = Instant::now();
     let child = Command::new(&command[0])
         .args(&command[1..])
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -74,9 +78,15 @@ fn run(command: &[String]) -> Sample {
     let mut status = 0;
     // SAFETY: an all-zero `rusage` is a valid value for `wait4` to fill.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `child` is this process's child, not waited for yet; the
-    // pointers are to live locals.
-    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    let pid = loop {
+        // SAFETY: `child` is this process's child, not waited for yet; the
+        // pointers are to live locals.
+        let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+        let interrupted = std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted;
+        if pid != -1 || !interrupted {
+            break pid;
+        }
+    };
     let wall_ms = started.elapsed().as_secs_f64() * 1e3;
     assert_eq!(pid, child.id() as i32, "wait4 failed");
     assert!(

@@ -52,9 +52,12 @@ impl Dispatcher {
         // thread loads its component, which the call needs next: the call
         // then waits for the longer of the two, not for both (BENCHMARKS.md).
         // A failure to load is reported when the call runs. A one-call
-        // process does both on its one thread (see `PlannedSandbox`).
+        // process does both on its calling thread (see `PlannedSandbox`).
         let validator = std::thread::scope(|scope| {
-            if !entry.has_validator() && entry.component().is_some() && !self.on_one_thread() {
+            if !entry.has_validator()
+                && entry.component().is_some()
+                && !self.prepares_on_calling_thread()
+            {
                 scope.spawn(|| drop(self.prepared(entry)));
             }
             entry.validator()

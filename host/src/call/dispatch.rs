@@ -55,8 +55,8 @@ pub struct Dispatcher {
     sandbox: OnceLock<Sandbox>,
     /// A one-call process's sandbox, until the call needs it.
     planned: Mutex<Option<PlannedSandbox>>,
-    /// See [`Dispatcher::on_one_thread`].
-    on_one_thread: bool,
+    /// See [`Dispatcher::prepares_on_calling_thread`].
+    prepares_on_calling_thread: bool,
     /// The component loaded with it, by its SHA-256, until the tool with
     /// that component is prepared.
     ahead: Mutex<Option<(&'static str, PreparedTool)>>,
@@ -91,7 +91,7 @@ impl Dispatcher {
             registry,
             sandbox: OnceLock::new(),
             planned: Mutex::new(None),
-            on_one_thread: false,
+            prepares_on_calling_thread: false,
             ahead: Mutex::new(None),
             options,
             prepared: Mutex::default(),
@@ -167,7 +167,7 @@ impl Dispatcher {
     /// dispatcher's options (see [`Sandbox::planned`]).
     pub fn with_sandbox_planned(mut self, planned: PlannedSandbox) -> Self {
         *self.planned.lock().unwrap_or_else(|p| p.into_inner()) = Some(planned);
-        self.on_one_thread = true;
+        self.prepares_on_calling_thread = true;
         self
     }
 
@@ -235,11 +235,12 @@ impl Dispatcher {
         Ok(ready)
     }
 
-    /// Whether this dispatcher works on its caller's thread alone: it was
-    /// given a planned sandbox, for a process that makes one call (see
-    /// [`PlannedSandbox`] for why).
-    pub(super) fn on_one_thread(&self) -> bool {
-        self.on_one_thread
+    /// Whether this dispatcher builds its sandbox and prepares a tool on
+    /// its caller's thread, with no thread to help: it was given a planned
+    /// sandbox, for a process that makes one call (see [`PlannedSandbox`]
+    /// for why).
+    pub(super) fn prepares_on_calling_thread(&self) -> bool {
+        self.prepares_on_calling_thread
     }
 
     /// The component loaded ahead with the sandbox, if its SHA-256 is

@@ -329,8 +329,8 @@ fn open_dispatcher_for_many_calls(config: &Chosen) -> Result<Dispatcher> {
     open_dispatcher_with(config, options)
 }
 
-/// A dispatcher for a process that makes one call (`toolcell tools call`),
-/// all on this thread: the sandbox is built when the call needs it, with
+/// A dispatcher for a process that makes one call (`toolcell tools call`):
+/// the sandbox is built on this thread when the call needs it, with
 /// the component of the built-in tool named `tool`, if there is one (a tool
 /// of the workspace by that name gets its own). See
 /// [`crate::sandbox::PlannedSandbox`] for

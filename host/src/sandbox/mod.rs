@@ -19,7 +19,8 @@
 //!
 //! A call never leaves anything behind: the store (memories, tables, open
 //! files) is dropped when the call ends, however it ends (by the keeper,
-//! just after, when there is one), and no instance serves a second call. A tool that traps,
+//! just after, when there is one; by the exit, in a process that makes one
+//! call), and no instance serves a second call. A tool that traps,
 //! loops past its deadline or exhausts its memory yields a [`RunError`], and
 //! the next call starts from a clean instance like any other.
 
@@ -153,7 +154,8 @@ pub struct SandboxOptions {
     /// its cell needs more than the exit: its programs' process groups are
     /// ended with the call, and its files and sockets close with the
     /// process. Never for a process that makes many calls: each would keep
-    /// its cell.
+    /// its cell. Taken only with [`Allocation::OnDemand`]: a pool's slot
+    /// left taken would be lost to every later call.
     pub leave_used_cells_to_exit: bool,
 }
 
@@ -184,7 +186,8 @@ impl Sandbox {
             linker: OnceLock::new(),
             cache,
             keeper,
-            leave_used_cells_to_exit: options.leave_used_cells_to_exit,
+            leave_used_cells_to_exit: options.leave_used_cells_to_exit
+                && options.allocation == Allocation::OnDemand,
         };
         // A process that serves many calls links everything before the
         // first, not during it.
@@ -348,10 +351,10 @@ fn link(
 ///
 /// It was built on a thread of its own while the config and the tools
 /// loaded, but on the two-core VM of BENCHMARKS.md (issue 21, eighth step)
-/// a thread woken on the other core started 0.2–1.1 ms late and woke the
-/// caller as late again when it handed the sandbox over, and a second core
-/// in use made every unmapping interrupt it: the same work on one thread
-/// ended about 1 ms sooner, though nothing overlaps.
+/// that thread began 0.05–1.1 ms after it was spawned and woke the caller
+/// up to 0.6 ms late when it handed the sandbox over, and a second core in
+/// use made every unmapping interrupt it: the same work on the calling
+/// thread ended about 1 ms sooner, though nothing overlaps.
 pub struct PlannedSandbox {
     options: SandboxOptions,
     ahead: Option<&'static BuiltinTool>,
