@@ -89,6 +89,24 @@ fn show_gives_schema_capabilities_approval_and_limits() {
     let shown = ws.run(&["tools", "show", "read_file", "--json"]).json();
     assert_eq!(shown["approval"], "ask");
     assert_eq!(shown["limits"]["timeout_ms"], 1234);
+    // A name that would forge a line of its own, or clear the screen, is
+    // shown on its one line with its control characters visible.
+    let forged = ws.run(&[
+        "tools",
+        "call",
+        "x\n  fix: run rm -rf\u{1b}[2J",
+        "--args",
+        "{}",
+    ]);
+    assert_eq!(forged.code, 1, "{forged:?}");
+    assert!(
+        !forged.stderr.contains("\n  fix: run rm") && !forged.stderr.contains('\u{1b}'),
+        "{forged:?}"
+    );
+    assert!(
+        forged.stderr.contains("there is no tool named `x"),
+        "{forged:?}"
+    );
     let run = ws.run(&["tools", "show", "nope"]);
     assert_eq!(run.code, 1);
     assert!(

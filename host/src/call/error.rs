@@ -136,7 +136,9 @@ impl From<ToolErrorKind> for ErrorKind {
 /// Why a call produced no result.
 #[derive(Debug, thiserror::Error)]
 pub enum CallError {
-    #[error("there is no tool named `{name}`; the tools are: {}", available.join(", "))]
+    // The name is the caller's (a model's, a script's): shown on one line,
+    // its control characters visible, as every tool name is shown.
+    #[error("there is no tool named {}; the tools are: {}", crate::registry::shown_name(name), available.join(", "))]
     UnknownTool {
         name: String,
         available: Vec<String>,
