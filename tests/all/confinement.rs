@@ -248,4 +248,50 @@ fn the_fast_folder_and_file_imports_keep_to_the_roots_the_rules_and_the_memory_l
     // A list past the limit read ahead, then not asked for, is dropped.
     let read = call(json!({"action": "read_many", "ahead": many, "paths": few}));
     assert_eq!(read["read"][3]["bytes"], 1 << 20, "{read}");
+
+    // Folders listed ahead are answered as folders listed alone, whether
+    // the host's reader listed them first (a wait) or the cell came first.
+    std::fs::create_dir_all(ws.root.join("sub/deeper")).unwrap();
+    std::fs::create_dir(ws.root.join(".ssh")).unwrap();
+    std::fs::write(ws.root.join(".ssh/id_ed25519"), SECRET).unwrap();
+    let folders = json!([
+        "sub",
+        ".",
+        "..",
+        "/etc",
+        "outer_link",
+        "inside.txt",
+        ".ssh",
+        "missing",
+        "sub/deeper",
+        "sub"
+    ]);
+    let alone = call(json!({"action": "list_packed", "paths": folders}));
+    let listed = alone["listed"].as_array().unwrap();
+    assert_eq!(listed[0]["names"], "deeper/", "{alone}");
+    assert!(
+        listed[1]["names"].as_str().unwrap().contains("inside.txt/"),
+        "{alone}"
+    );
+    for (at, error) in [
+        (2, "denied"),
+        (3, "denied"),
+        (4, "denied"),
+        (5, "not-a-folder"),
+        (6, "denied"),
+        (7, "not-found"),
+    ] {
+        assert_eq!(listed[at]["error"], error, "{at}: {alone}");
+    }
+    for wait_ms in [0, 200] {
+        let ahead = call(
+            json!({"action": "list_packed", "ahead": folders, "paths": folders, "wait_ms": wait_ms}),
+        );
+        assert_eq!(ahead, alone, "listed ahead, after {wait_ms} ms");
+    }
+    // A hint for folders never asked for changes nothing.
+    let other = call(
+        json!({"action": "list_packed", "ahead": ["sub", ".ssh"], "paths": ["."], "wait_ms": 50}),
+    );
+    assert_eq!(other["listed"][0], alone["listed"][1], "{other}");
 }

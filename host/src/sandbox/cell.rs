@@ -86,6 +86,8 @@ pub struct CellState {
     pub(super) files: FileGuard,
     /// Files the tool asked to have read ahead (`toolcell:tool/files`).
     pub(super) read_ahead: Option<super::files::ReadAhead>,
+    /// Folders the tool asked to have listed ahead (`toolcell:tool/folders`).
+    pub(super) folders_ahead: Option<super::folders_ahead::FoldersAhead>,
     pub limiter: MemoryLimiter,
 }
 
@@ -139,6 +141,7 @@ impl CellState {
                 guard
             },
             read_ahead: None,
+            folders_ahead: None,
             limiter: MemoryLimiter {
                 limit_bytes: grant.limits.memory_bytes(),
                 reached: false,

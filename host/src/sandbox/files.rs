@@ -21,12 +21,13 @@ use super::bindings::toolcell::tool::files::{Host, ReadError};
 use super::cell::CellState;
 use super::folders::{know_roots, resolve};
 use super::fs_guard::FileGuard;
+use super::readers::readers;
 use super::refusal::Refusal;
 use crate::util::openat::open_beneath;
 use std::os::fd::AsRawFd;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 /// Files in a batch below which the calling thread reads them all: waking
 /// a reader costs about as much as reading a few small files.
@@ -195,26 +196,6 @@ impl Batch {
 /// statement); a slot left empty reads as a failure.
 fn lock(slot: &Mutex<Option<Outcome>>) -> std::sync::MutexGuard<'_, Option<Outcome>> {
     slot.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// The readers: a thread a core past the caller's, started on first use;
-/// `None` on one core, or where no thread could be started.
-fn readers() -> Option<&'static rayon::ThreadPool> {
-    static READERS: OnceLock<Option<rayon::ThreadPool>> = OnceLock::new();
-    READERS
-        .get_or_init(|| {
-            let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-            (cores > 1)
-                .then(|| {
-                    rayon::ThreadPoolBuilder::new()
-                        .num_threads(cores - 1)
-                        .thread_name(|i| format!("toolcell-read-{i}"))
-                        .build()
-                        .ok()
-                })
-                .flatten()
-        })
-        .as_ref()
 }
 
 /// The whole of the opened `file`, if it is a regular file of at most

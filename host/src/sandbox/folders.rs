@@ -12,7 +12,9 @@ use super::bindings::toolcell::tool::folders::{
     EntryKind, EntryStat, FolderEntry, Host, ListError,
 };
 use super::cell::CellState;
-use super::fs_guard::RootDir;
+use super::folders_ahead::FoldersAhead;
+use super::fs_guard::{FileGuard, RootDir};
+use super::refusal::Refusal;
 use crate::util::folder::{self, read_folder};
 use crate::util::openat::open_beneath;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -20,23 +22,34 @@ use wasmtime_wasi::p2::bindings::filesystem::preopens::Host as _;
 
 impl Host for CellState {
     async fn entries(&mut self, path: String) -> Result<Vec<FolderEntry>, ListError> {
-        Ok(sorted_entries(self, &path)?
-            .map(|(name, kind)| FolderEntry { name, kind })
-            .collect())
+        know_roots(self);
+        let listed = sorted_entries(&self.files, &path).map(|entries| {
+            entries
+                .map(|(name, kind)| FolderEntry { name, kind })
+                .collect()
+        });
+        self.kept(listed)
     }
 
     async fn packed_entries(
         &mut self,
         path: String,
     ) -> Result<(String, Vec<EntryKind>), ListError> {
-        let mut names = String::new();
-        let mut kinds = Vec::new();
-        for (name, kind) in sorted_entries(self, &path)? {
-            names.push_str(&name);
-            names.push('/');
-            kinds.push(kind);
-        }
-        Ok((names, kinds))
+        know_roots(self);
+        let ahead = self
+            .folders_ahead
+            .as_ref()
+            .and_then(|ahead| ahead.take(&path));
+        let listed = ahead.unwrap_or_else(|| packed_entries(&self.files, &path));
+        self.kept(listed)
+    }
+
+    async fn read_ahead(&mut self, paths: Vec<String>) {
+        know_roots(self);
+        let max_held = self.limiter.limit_bytes();
+        let ahead = (self.folders_ahead)
+            .get_or_insert_with(|| FoldersAhead::new(self.files.judging_copy(), max_held));
+        ahead.push(paths);
     }
 
     async fn stats(
@@ -44,7 +57,9 @@ impl Host for CellState {
         path: String,
         names: Vec<String>,
     ) -> Result<Vec<Option<EntryStat>>, ListError> {
-        let opened = open_folder(self, &path)?;
+        know_roots(self);
+        let opened = open_folder(&self.files, &path);
+        let opened = self.kept(opened)?;
         Ok(names
             .iter()
             .map(|name| {
@@ -54,13 +69,59 @@ impl Host for CellState {
     }
 }
 
+impl CellState {
+    /// `listed` as the cell is answered, a refusal of the file rules kept.
+    fn kept<T>(&mut self, listed: Result<T, NotListed>) -> Result<T, ListError> {
+        listed.map_err(|not| {
+            if let Some(refusal) = not.refusal {
+                self.files.refuse(refusal);
+            }
+            not.error
+        })
+    }
+}
+
+/// Why a folder was not listed, and the refusal to keep when it was the
+/// file rules that said no.
+#[derive(Debug)]
+pub(super) struct NotListed {
+    pub(super) error: ListError,
+    pub(super) refusal: Option<Refusal>,
+}
+
+impl From<ListError> for NotListed {
+    fn from(error: ListError) -> Self {
+        Self {
+            error,
+            refusal: None,
+        }
+    }
+}
+
+/// A folder's entries as `packed-entries` answers: every name ended by
+/// `/`, and their kinds.
+pub(super) type Packed = (String, Vec<EntryKind>);
+
+/// The entries of the folder at `path`, packed; judged by `guard` (whose
+/// roots are known), on whatever thread.
+pub(super) fn packed_entries(guard: &FileGuard, path: &str) -> Result<Packed, NotListed> {
+    let mut names = String::new();
+    let mut kinds = Vec::new();
+    for (name, kind) in sorted_entries(guard, path)? {
+        names.push_str(&name);
+        names.push('/');
+        kinds.push(kind);
+    }
+    Ok((names, kinds))
+}
+
 /// The UTF-8-named entries of the folder at `path`, sorted by name (here,
 /// natively: in the cell it took a tenth of a listing).
 fn sorted_entries(
-    state: &mut CellState,
+    guard: &FileGuard,
     path: &str,
-) -> Result<impl Iterator<Item = (String, EntryKind)>, ListError> {
-    let opened = open_folder(state, path)?;
+) -> Result<impl Iterator<Item = (String, EntryKind)>, NotListed> {
+    let opened = open_folder(guard, path)?;
     let mut entries = read_folder(opened).map_err(|e| list_error(&e))?;
     entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     Ok(entries.into_iter().filter_map(|(name, kind)| {
@@ -76,9 +137,8 @@ fn sorted_entries(
 
 /// The folder at `path`, resolved and opened beneath its root as the
 /// tool's own paths are, once the file rules let it be listed.
-fn open_folder(state: &mut CellState, path: &str) -> Result<OwnedFd, ListError> {
-    know_roots(state);
-    let (root, inside) = resolve(state.files.root_dirs(), path).ok_or(ListError::Denied)?;
+fn open_folder(guard: &FileGuard, path: &str) -> Result<OwnedFd, NotListed> {
+    let (root, inside) = resolve(guard.root_dirs(), path).ok_or(ListError::Denied)?;
     let (opened, host) = open_beneath(
         root.dir.as_raw_fd(),
         &root.host,
@@ -86,7 +146,12 @@ fn open_folder(state: &mut CellState, path: &str) -> Result<OwnedFd, ListError> 
         libc::O_RDONLY | libc::O_DIRECTORY,
     )
     .map_err(|e| list_error(&e))?;
-    state.files.secret(&host).map_err(|_| ListError::Denied)?;
+    if let Some(refusal) = guard.secret_refusal(&host) {
+        return Err(NotListed {
+            error: ListError::Denied,
+            refusal: Some(refusal),
+        });
+    }
     Ok(opened)
 }
 

@@ -10,8 +10,10 @@
 //! - [`fs_guard`]: the cell's file system, with toolcell's policy files and
 //!   the user's secrets out of reach;
 //! - `folders`: `toolcell:tool/folders`, a folder's names and types without
-//!   a `stat` of each entry; `files`: `toolcell:tool/files`, many files read
-//!   at once, by the calling thread and a reader a further core;
+//!   a `stat` of each entry (`folders_ahead`: the folders a walk will enter,
+//!   listed ahead); `files`: `toolcell:tool/files`, many files read at once,
+//!   by the calling thread and a reader a further core (`readers`, which
+//!   both use);
 //! - [`bindings`]: the generated host side of `toolcell:tool`; `linking`:
 //!   what a component may import, all of it or one component's imports;
 //! - `keeper`: with [`SandboxOptions::ready_ahead`], the next cell of a tool
@@ -30,6 +32,7 @@ pub mod cell;
 pub mod engine;
 mod files;
 mod folders;
+mod folders_ahead;
 pub mod fs_guard;
 mod keeper;
 mod linking;
@@ -38,6 +41,7 @@ pub mod network;
 pub mod output;
 pub mod process;
 pub mod process_policy;
+mod readers;
 pub mod refusal;
 
 use crate::registry::grant::ToolGrant;
@@ -310,9 +314,11 @@ impl Sandbox {
             ..
         } = cell;
         let result = call_tool(&mut store, &instance, grant, args).await;
-        // Files read ahead and not taken are dropped with the call, not with
-        // its store, which may wait for the keeper a while.
+        // Files and folders read ahead and not taken are dropped with the
+        // call, not with its store, which may wait for the keeper a while
+        // (or, in a process that makes one call, for the exit).
         store.data_mut().read_ahead = None;
+        store.data_mut().folders_ahead = None;
         match &self.keeper {
             Some(keeper) => keeper.after_call_of(store, tool.id, &tool.pre, grant),
             None if self.leave_used_cells_to_exit => std::mem::forget(store),

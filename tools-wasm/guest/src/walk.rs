@@ -190,6 +190,9 @@ struct Walker<'v> {
 impl Walker<'_> {
     fn folder(&mut self, dir: &WorkspacePath, depth: usize, listed: Listed) {
         let (path_base, shown_base) = (self.path.len(), self.shown.len());
+        if depth < self.options.max_depth {
+            self.list_ahead(dir, path_base, &listed);
+        }
         let mut stats = Vec::new();
         let mut rest = listed.iter().enumerate();
         while let Some((at, (name, kind))) = rest.next() {
@@ -215,17 +218,10 @@ impl Walker<'_> {
                 stat: stats.get(at).copied().flatten(),
             };
             let is_dir = kind == EntryKind::Directory;
-            let verdict = if self.options.honour_ignore_files {
-                matched(&self.rules, &self.path, is_dir)
-            } else {
-                Match::None
-            };
-            let event = if verdict.is_ignore() {
-                Event::Ignored(visited)
-            } else if verdict.is_none() && !self.options.include_hidden && name.starts_with('.') {
-                Event::Hidden(visited)
-            } else {
-                Event::Entry(visited)
+            let event = match self.judged(name, is_dir) {
+                Judged::Ignored => Event::Ignored(visited),
+                Judged::Hidden => Event::Hidden(visited),
+                Judged::Passed => Event::Entry(visited),
             };
             let passed = matches!(event, Event::Entry(_));
             match (self.visit)(event) {
@@ -258,6 +254,49 @@ impl Walker<'_> {
             }
         }
     }
+
+    /// Whether the entry `name` at `self.path` is shown, hidden or ignored.
+    fn judged(&self, name: &str, is_dir: bool) -> Judged {
+        let verdict = if self.options.honour_ignore_files {
+            matched(&self.rules, &self.path, is_dir)
+        } else {
+            Match::None
+        };
+        if verdict.is_ignore() {
+            Judged::Ignored
+        } else if verdict.is_none() && !self.options.include_hidden && name.starts_with('.') {
+            Judged::Hidden
+        } else {
+            Judged::Passed
+        }
+    }
+
+    /// Asks the host to list, while this folder's entries are visited, the
+    /// subfolders of `dir` the walk will enter (those the options let
+    /// through), in the order it will enter them.
+    fn list_ahead(&mut self, dir: &WorkspacePath, path_base: usize, listed: &Listed) {
+        let mut ahead = Vec::new();
+        for (name, kind) in listed.iter() {
+            if kind == EntryKind::Directory {
+                name_in(&mut self.path, path_base, name);
+                if self.judged(name, true) == Judged::Passed {
+                    ahead.push(dir.join(name).as_str().to_string());
+                }
+            }
+        }
+        self.path.truncate(path_base);
+        if !ahead.is_empty() {
+            folders::read_ahead(&ahead);
+        }
+    }
+}
+
+/// What the walk's options make of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Judged {
+    Passed,
+    Hidden,
+    Ignored,
 }
 
 /// Makes `path`, whose first `base` bytes name a folder (none: the top of

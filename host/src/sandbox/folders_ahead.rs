@@ -1,0 +1,188 @@
+//! `toolcell:tool/folders`' `read-ahead`: the folders a walk will enter,
+//! listed by the process's readers while the cell works on the folder it
+//! has.
+//!
+//! A walk goes depth first, so the folders asked for last are needed first:
+//! the folders waiting form a stack (a folder's subfolders, asked for when
+//! the walk enters it, come before its siblings, asked for earlier). A
+//! reader lists them from the top, one at a time; `packed-entries` takes a
+//! listing made ahead, or else lists the folder itself and takes it off the
+//! stack. It never waits for a reader: a listing takes tens of
+//! microseconds, and a reader's core, in a virtual machine, may not run at
+//! all for longer than that.
+//!
+//! A hint only: every listing is made by the same code, judged by the same
+//! rules (a copy of the cell's guard) and answered as `packed-entries`
+//! alone would answer it, as the folder was when its listing began. What
+//! is held is bounded by the cell's memory limit, the stack by
+//! [`MAX_WAITING`]; the listings not taken are dropped with the call.
+
+use super::folders::{NotListed, Packed, packed_entries};
+use super::fs_guard::FileGuard;
+use super::readers::readers;
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+/// Folders waiting at most: a walk's stack holds the folders still to enter
+/// beside the path it is on, rarely more than a few hundred; past this the
+/// ones asked for first (needed last) are forgotten, and listed by the
+/// cell when it comes to them.
+const MAX_WAITING: usize = 4096;
+
+/// Bytes a listing held ahead counts beyond its names and kinds (its path,
+/// the map's entry): what a listing of an empty folder costs.
+const LISTING_OVERHEAD: usize = 96;
+
+/// One listing: the folder's entries, or why not.
+type Listing = Result<Packed, NotListed>;
+
+/// The folders one cell asked to have listed ahead, and the listings made.
+/// Dropped (with the call), the readers list no more of them.
+pub(in crate::sandbox) struct FoldersAhead(Arc<Shared>);
+
+struct Shared {
+    /// The cell's rules as they were when it first asked.
+    guard: FileGuard,
+    /// Bytes of listings held, past which the readers stop listing until
+    /// the cell takes some: the cell's memory limit, where they are copied.
+    max_held: usize,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Folders to list, the next one last.
+    waiting: Vec<String>,
+    /// Folders a reader is listing now.
+    listing: Vec<String>,
+    /// Listings made and not taken.
+    listed: HashMap<String, (Listing, usize)>,
+    /// Bytes of `listed`.
+    held: usize,
+    /// A reader is at work on `waiting`.
+    working: bool,
+    /// The call is over: no more listings.
+    closed: bool,
+}
+
+impl FoldersAhead {
+    pub(super) fn new(guard: FileGuard, max_held: usize) -> Self {
+        Self(Arc::new(Shared {
+            guard,
+            max_held,
+            state: Mutex::new(State::default()),
+        }))
+    }
+
+    /// Adds `paths` to be listed, the first of them next.
+    pub(super) fn push(&self, paths: Vec<String>) {
+        let mut state = self.0.lock();
+        state.waiting.extend(paths.into_iter().rev());
+        let over = state.waiting.len().saturating_sub(MAX_WAITING);
+        state.waiting.drain(..over);
+        self.wake(&mut state);
+    }
+
+    /// The listing of `path`, if a reader has made it; otherwise `None`,
+    /// and the caller lists it: it is taken off the stack, and a listing a
+    /// reader is making of it now is dropped when made. The caller never
+    /// waits for a reader, whose core may be busy or, in a virtual
+    /// machine, not running at all for a while.
+    pub(super) fn take(&self, path: &str) -> Option<Listing> {
+        let mut state = self.0.lock();
+        if let Some((listing, bytes)) = state.listed.remove(path) {
+            state.held -= bytes;
+            self.wake(&mut state);
+            return Some(listing);
+        }
+        if let Some(at) = state.waiting.iter().rposition(|p| p == path) {
+            state.waiting.remove(at);
+        }
+        if let Some(at) = state.listing.iter().position(|p| p == path) {
+            state.listing.swap_remove(at);
+        }
+        None
+    }
+
+    /// Sets a reader to work if there is work and room, and none is at it.
+    fn wake(&self, state: &mut State) {
+        if state.working || !self.0.has_work(state) {
+            return;
+        }
+        let Some(pool) = readers() else {
+            return;
+        };
+        state.working = true;
+        // The job does not keep the listings alive: dropped meanwhile,
+        // they are freed and the job ends.
+        let shared = Arc::downgrade(&self.0);
+        pool.spawn(move || list_waiting(&shared));
+    }
+}
+
+impl Drop for FoldersAhead {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.closed = true;
+        state.waiting.clear();
+        state.listed.clear();
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A state is changed in whole statements: usable after a panic.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn has_work(&self, state: &State) -> bool {
+        !state.closed && !state.waiting.is_empty() && state.held < self.max_held
+    }
+}
+
+/// A reader's job: lists the folder on top of the stack until none is
+/// left, the call is over, or the listings held reach the bound.
+fn list_waiting(shared: &Weak<Shared>) {
+    while let Some(shared) = shared.upgrade() {
+        let path = {
+            let mut state = shared.lock();
+            let next = if shared.has_work(&state) {
+                state.waiting.pop()
+            } else {
+                None
+            };
+            let Some(path) = next else {
+                state.working = false;
+                return;
+            };
+            if state.listed.contains_key(&path) || state.listing.contains(&path) {
+                continue;
+            }
+            state.listing.push(path.clone());
+            path
+        };
+        // A listing that panicked is a failed one, not a stuck cell or
+        // (on a reader, whose panic would abort) a stopped host.
+        let listing =
+            std::panic::catch_unwind(AssertUnwindSafe(|| packed_entries(&shared.guard, &path)))
+                .unwrap_or_else(|_| {
+                    Err(super::bindings::toolcell::tool::folders::ListError::Failed.into())
+                });
+        let bytes = LISTING_OVERHEAD
+            + path.len()
+            + listing
+                .as_ref()
+                .map_or(0, |(names, kinds)| names.len() + kinds.len());
+        let mut state = shared.lock();
+        // Not there any more: the cell listed it itself meanwhile.
+        let Some(at) = state.listing.iter().position(|p| *p == path) else {
+            continue;
+        };
+        state.listing.swap_remove(at);
+        if !state.closed {
+            state.held += bytes;
+            state.listed.insert(path, (listing, bytes));
+        }
+    }
+}
