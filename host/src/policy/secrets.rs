@@ -13,7 +13,8 @@
 //! A folder that matches holds only secrets (`.ssh`, `.aws`, `.gnupg`).
 
 use crate::util::glob::{Case, matches_components, matches_name};
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
+use std::sync::Mutex;
 
 /// Names refused wherever they are, as a desktop agent's deny list does:
 /// environment files, private keys and certificates with keys, key stores,
@@ -117,16 +118,68 @@ impl SecretRules {
     /// The deny pattern that makes `relative` (a path inside a root) a
     /// secret, unless an allow pattern opens it.
     pub fn secret(&self, relative: &Path) -> Option<&str> {
+        self.secret_past(&names(relative), 0)
+    }
+
+    /// [`SecretRules::secret`], for many paths in few folders (a search's
+    /// files): the last folder whose names no deny pattern matches, nor
+    /// any folder holding it, is kept in `clear`, and of a path in it only
+    /// the whole path is matched, not its folders again.
+    pub fn secret_remembering(&self, relative: &Path, clear: &ClearFolder) -> Option<&str> {
         let parts = names(relative);
-        if parts.is_empty() {
-            return None;
+        // The folder's names are the path's but the last only when the
+        // last is a name that is kept (UTF-8; `names` drops others).
+        let folder = relative.parent();
+        let last_kept = relative.file_name().is_some_and(|n| n.to_str().is_some());
+        let (Some(folder), true) = (folder, last_kept) else {
+            return self.secret_past(&parts, 0);
+        };
+        let in_folder = parts.len() - 1;
+        if !clear.holds(folder) {
+            if self.denied_past(&parts[..in_folder], 0).is_some() {
+                return self.secret_past(&parts, 0);
+            }
+            clear.keep(folder);
         }
-        let denied = self
-            .deny
-            .iter()
-            .find(|p| matches_some_prefix(&p.names, &parts))?;
-        let allowed = self.allow.iter().any(|p| matches_path(&p.names, &parts));
+        self.secret_past(&parts, in_folder)
+    }
+
+    /// The deny pattern that makes `parts` a secret (unless an allow
+    /// pattern opens it), where no deny pattern matches the first `clear`
+    /// names: only longer prefixes are matched.
+    fn secret_past(&self, parts: &[&str], clear: usize) -> Option<&str> {
+        let denied = self.denied_past(parts, clear)?;
+        let allowed = self.allow.iter().any(|p| matches_path(&p.names, parts));
         (!allowed).then_some(denied.text.as_str())
+    }
+
+    /// The first deny pattern that matches `parts` or a folder holding it,
+    /// of those longer than `clear` names.
+    fn denied_past(&self, parts: &[&str], clear: usize) -> Option<&Pattern> {
+        self.deny
+            .iter()
+            .find(|p| (clear + 1..=parts.len()).any(|end| matches_path(&p.names, &parts[..end])))
+    }
+}
+
+/// The last folder found to hold no secret by its path (see
+/// [`SecretRules::secret_remembering`]): for one set of rules, shared by
+/// the threads that judge paths for one cell.
+#[derive(Debug, Default)]
+pub struct ClearFolder(Mutex<Option<PathBuf>>);
+
+impl ClearFolder {
+    fn holds(&self, folder: &Path) -> bool {
+        self.lock().as_deref() == Some(folder)
+    }
+
+    fn keep(&self, folder: &Path) {
+        *self.lock() = Some(folder.to_path_buf());
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<PathBuf>> {
+        // Written whole, in one statement: usable after a panic.
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -162,12 +215,6 @@ fn names(relative: &Path) -> Vec<&str> {
         .collect()
 }
 
-/// Whether `pattern` matches `parts` or a folder holding it (a secret
-/// folder makes everything inside it secret).
-fn matches_some_prefix(pattern: &[String], parts: &[&str]) -> bool {
-    (1..=parts.len()).any(|end| matches_path(pattern, &parts[..end]))
-}
-
 /// Whether `pattern` matches exactly the path `parts`: a pattern without
 /// `/` matches the last name; one with `/` the path's last components
 /// (so `.git/config` matches `repo/.git/config`), `**` any folders.
@@ -189,6 +236,65 @@ mod tests {
 
     fn secret(rules: &SecretRules, path: &str) -> Option<String> {
         rules.secret(Path::new(path)).map(String::from)
+    }
+
+    #[test]
+    fn remembering_a_clear_folder_judges_every_path_as_secret_does() {
+        use std::os::unix::ffi::OsStrExt;
+        let rules = SecretRules::new(
+            vec!["config/test.pem".into()],
+            vec!["build/*.secret".into(), "*.tmp".into()],
+        );
+        let mut paths: Vec<&Path> = [
+            "src/a.rs",
+            "src/.env",
+            "src/b.pem",
+            "config/test.pem",
+            "config/x.pem",
+            ".ssh/config",
+            ".ssh",
+            "a/.git/config",
+            "a/.git/modules/m/config",
+            "a/.git/HEAD",
+            "build/x.secret",
+            "build/sub/x.secret",
+            "x.tmp",
+            "x.tmp/inner",
+            "docs/.env.example",
+            ".config/gcloud/creds",
+            "src/deeper/id_rsa.pub",
+            "src/deeper/ok.txt",
+            "src/./deeper//ok.txt",
+            "src/deeper/..",
+            "README.md",
+            ".",
+            "",
+        ]
+        .into_iter()
+        .map(Path::new)
+        .collect();
+        // Names that are not UTF-8 (which `names` leaves out).
+        for bytes in [
+            &b"src/\xff.pem"[..],
+            b"\xff/.env",
+            b"src/\xff",
+            b".ssh/\xff",
+        ] {
+            paths.push(Path::new(std::ffi::OsStr::from_bytes(bytes)));
+        }
+        // One memory through every pair, in both orders.
+        let clear = ClearFolder::default();
+        for first in &paths {
+            for then in &paths {
+                for path in [first, then] {
+                    assert_eq!(
+                        rules.secret_remembering(path, &clear),
+                        rules.secret(path),
+                        "{path:?} after {first:?}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

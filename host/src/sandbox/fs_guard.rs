@@ -17,6 +17,7 @@
 //! why in its own words, whatever the tool made of the error.
 
 use super::refusal::Refusal;
+use crate::policy::secrets::ClearFolder;
 use crate::policy::{FileRules, PolicyFile, Touch};
 use crate::util::openat::{host_path_of, joined_without_links, openat2};
 use std::collections::HashMap;
@@ -49,6 +50,8 @@ pub struct FileGuard {
     /// The preopened folders as the tool was handed them, for listing
     /// folders beneath them ([`super::folders`]).
     root_dirs: Vec<RootDir>,
+    /// The last folder found to hold no secret, for the files in it.
+    clear_folder: ClearFolder,
 }
 
 /// A preopened root: the name tools use, its host path and its descriptor.
@@ -68,6 +71,7 @@ impl FileGuard {
             refusals: Vec::new(),
             preopened: HashMap::new(),
             root_dirs: Vec::new(),
+            clear_folder: ClearFolder::default(),
         }
     }
 
@@ -81,6 +85,7 @@ impl FileGuard {
             refusals: Vec::new(),
             preopened: HashMap::new(),
             root_dirs: self.root_dirs.clone(),
+            clear_folder: ClearFolder::default(),
         }
     }
 
@@ -138,7 +143,7 @@ impl FileGuard {
     /// that judge paths side by side; [`FileGuard::refuse`] keeps it).
     pub(super) fn secret_refusal(&self, host: &Path) -> Option<Refusal> {
         let (_, relative) = self.root_relative(host)?;
-        let pattern = self.rules.secrets.secret(relative)?;
+        let pattern = (self.rules.secrets).secret_remembering(relative, &self.clear_folder)?;
         Some(Refusal::Secret {
             shown: self.shown(host),
             pattern: pattern.to_string(),
