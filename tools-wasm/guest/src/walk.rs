@@ -93,14 +93,35 @@ pub enum Flow {
 /// same order.
 pub struct Listed {
     names: String,
+    /// Where each name starts in `names`, and one more: past the last `/`.
+    /// Found once, a walk's passes over the names need not look for the
+    /// `/`s again.
+    starts: Vec<usize>,
     kinds: Vec<EntryKind>,
 }
 
 impl Listed {
+    fn new(names: String, kinds: Vec<EntryKind>) -> Self {
+        let mut starts = Vec::with_capacity(kinds.len() + 1);
+        starts.push(0);
+        starts.extend(
+            (names.bytes().enumerate())
+                .filter(|&(_, byte)| byte == b'/')
+                .map(|(at, _)| at + 1),
+        );
+        Self {
+            names,
+            starts,
+            kinds,
+        }
+    }
+
     /// Each entry's name and kind, in order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, EntryKind)> + Clone {
-        self.names
-            .split_terminator('/')
+        // Each name ends just before the next one's start, at its `/`
+        // (ASCII, so every slice is whole UTF-8).
+        (self.starts.windows(2))
+            .map(|pair| &self.names[pair[0]..pair[1] - 1])
             .zip(self.kinds.iter().copied())
     }
 
@@ -113,7 +134,7 @@ impl Listed {
 pub fn entries(path: &WorkspacePath) -> Result<Listed, ToolError> {
     let (names, kinds) =
         folders::packed_entries(path.as_str()).map_err(|e| list_error(path.as_str(), e))?;
-    let listed = Listed { names, kinds };
+    let listed = Listed::new(names, kinds);
     // The host sorts them; checked, as it costs one comparison an entry.
     if listed.iter().is_sorted_by(|a, b| a.0 <= b.0) {
         return Ok(listed);
@@ -126,7 +147,7 @@ pub fn entries(path: &WorkspacePath) -> Result<Listed, ToolError> {
         names.push('/');
     }
     let kinds = entries.iter().map(|(_, kind)| *kind).collect();
-    Ok(Listed { names, kinds })
+    Ok(Listed::new(names, kinds))
 }
 
 /// The `stat`s of `entries` of the folder `dir`, in order (each `None`
