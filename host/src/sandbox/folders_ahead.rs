@@ -7,9 +7,8 @@
 //! the walk enters it, come before its siblings, asked for earlier). A
 //! reader lists them from the top, one at a time; `packed-entries` takes a
 //! listing made ahead, or else lists the folder itself and takes it off the
-//! stack. It never waits for a reader: a listing takes tens of
-//! microseconds, and a reader's core, in a virtual machine, may not run at
-//! all for longer than that.
+//! stack. Neither waits for the other long ([`PATIENCE`]): the cell for a
+//! listing a reader is making, the reader for the next folders named.
 //!
 //! A hint only: every listing is made by the same code, judged by the same
 //! rules (a copy of the cell's guard) and answered as `packed-entries`
@@ -23,12 +22,20 @@ use super::readers::readers;
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::{Duration, Instant};
 
 /// Folders waiting at most: a walk's stack holds the folders still to enter
 /// beside the path it is on, rarely more than a few hundred; past this the
 /// ones asked for first (needed last) are forgotten, and listed by the
 /// cell when it comes to them.
 const MAX_WAITING: usize = 4096;
+
+/// How long the cell waits for a listing a reader is making, and a reader
+/// for more folders to list before its job ends: a listing takes tens of
+/// microseconds, and a thread woken on another core here up to a
+/// millisecond. Past it, the other thread's core is likely not running (a
+/// busy host), and waiting on would cost more than the listing.
+const PATIENCE: Duration = Duration::from_micros(200);
 
 /// Bytes a listing held ahead counts beyond its names and kinds (its path,
 /// the map's entry): what a listing of an empty folder costs.
@@ -84,13 +91,19 @@ impl FoldersAhead {
         self.wake(&mut state);
     }
 
-    /// The listing of `path`, if a reader has made it; otherwise `None`,
-    /// and the caller lists it: it is taken off the stack, and a listing a
-    /// reader is making of it now is dropped when made. The caller never
-    /// waits for a reader, whose core may be busy or, in a virtual
-    /// machine, not running at all for a while.
+    /// The listing of `path`, if a reader has made it or makes it within
+    /// [`PATIENCE`]; otherwise `None`, and the caller lists it: it is taken
+    /// off the stack, and a listing a reader is making of it is dropped
+    /// when made. The caller waits no longer for a reader, whose core may
+    /// be busy or, in a virtual machine, not running at all for a while.
     pub(super) fn take(&self, path: &str) -> Option<Listing> {
+        let asked = Instant::now();
         let mut state = self.0.lock();
+        while state.listing.iter().any(|p| p == path) && asked.elapsed() < PATIENCE {
+            drop(state);
+            std::thread::yield_now();
+            state = self.0.lock();
+        }
         if let Some((listing, bytes)) = state.listed.remove(path) {
             state.held -= bytes;
             self.wake(&mut state);
@@ -139,14 +152,32 @@ impl Shared {
     fn has_work(&self, state: &State) -> bool {
         !state.closed && !state.waiting.is_empty() && state.held < self.max_held
     }
+
+    /// The state once it has work, or once it has had none for
+    /// [`PATIENCE`], or the call is over: a walk names the next folders as
+    /// it enters one, often just after the last were listed, and a reader
+    /// whose job had ended would have to be woken again (which here can
+    /// take longer than listing the folder).
+    fn next_work(&self) -> MutexGuard<'_, State> {
+        let idle = Instant::now();
+        loop {
+            let state = self.lock();
+            if self.has_work(&state) || state.closed || idle.elapsed() >= PATIENCE {
+                return state;
+            }
+            drop(state);
+            std::thread::yield_now();
+        }
+    }
 }
 
 /// A reader's job: lists the folder on top of the stack until none is
-/// left, the call is over, or the listings held reach the bound.
+/// left for [`PATIENCE`], the call is over, or the listings held reach the
+/// bound.
 fn list_waiting(shared: &Weak<Shared>) {
     while let Some(shared) = shared.upgrade() {
         let path = {
-            let mut state = shared.lock();
+            let mut state = shared.next_work();
             let next = if shared.has_work(&state) {
                 state.waiting.pop()
             } else {
