@@ -24,8 +24,14 @@ impl Host for CellState {
     async fn entries(&mut self, path: String) -> Result<Vec<FolderEntry>, ListError> {
         know_roots(self);
         let listed = sorted_entries(&self.files, &path).map(|entries| {
-            entries
-                .map(|(name, kind)| FolderEntry { name, kind })
+            (entries.iter())
+                .filter_map(|(name, kind)| {
+                    let name = std::str::from_utf8(name).ok()?.to_string();
+                    Some(FolderEntry {
+                        name,
+                        kind: kind_of(kind),
+                    })
+                })
                 .collect()
         });
         self.kept(listed)
@@ -105,34 +111,37 @@ pub(super) type Packed = (String, Vec<EntryKind>);
 /// The entries of the folder at `path`, packed; judged by `guard` (whose
 /// roots are known), on whatever thread.
 pub(super) fn packed_entries(guard: &FileGuard, path: &str) -> Result<Packed, NotListed> {
+    let entries = sorted_entries(guard, path)?;
     let mut names = String::new();
     let mut kinds = Vec::new();
-    for (name, kind) in sorted_entries(guard, path)? {
-        names.push_str(&name);
-        names.push('/');
-        kinds.push(kind);
+    for (name, kind) in entries.iter() {
+        if let Ok(name) = std::str::from_utf8(name) {
+            names.push_str(name);
+            names.push('/');
+            kinds.push(kind_of(kind));
+        }
     }
     Ok((names, kinds))
 }
 
-/// The UTF-8-named entries of the folder at `path`, sorted by name (here,
-/// natively: in the cell it took a tenth of a listing).
-fn sorted_entries(
-    guard: &FileGuard,
-    path: &str,
-) -> Result<impl Iterator<Item = (String, EntryKind)>, NotListed> {
+/// The entries of the folder at `path`, sorted by name (here, natively:
+/// in the cell it took a tenth of a listing); the caller leaves out the
+/// names that are not UTF-8.
+fn sorted_entries(guard: &FileGuard, path: &str) -> Result<folder::Entries, NotListed> {
     let opened = open_folder(guard, path)?;
     let mut entries = read_folder(opened).map_err(|e| list_error(&e))?;
-    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
-    Ok(entries.into_iter().filter_map(|(name, kind)| {
-        let kind = match kind {
-            folder::EntryKind::File => EntryKind::File,
-            folder::EntryKind::Directory => EntryKind::Directory,
-            folder::EntryKind::Symlink => EntryKind::Symlink,
-            folder::EntryKind::Other => EntryKind::Other,
-        };
-        Some((name.into_string().ok()?, kind))
-    }))
+    entries.sort();
+    Ok(entries)
+}
+
+/// An entry's kind as the contract names it.
+fn kind_of(kind: folder::EntryKind) -> EntryKind {
+    match kind {
+        folder::EntryKind::File => EntryKind::File,
+        folder::EntryKind::Directory => EntryKind::Directory,
+        folder::EntryKind::Symlink => EntryKind::Symlink,
+        folder::EntryKind::Other => EntryKind::Other,
+    }
 }
 
 /// The folder at `path`, resolved and opened beneath its root as the

@@ -3,9 +3,8 @@
 //! the file system does not report types, where one `fstatat` without
 //! following links says it).
 
-use std::ffi::OsString;
+use std::ops::Range;
 use std::os::fd::{AsRawFd, OwnedFd};
-use std::os::unix::ffi::OsStringExt;
 
 /// What an entry is, as the directory stream says; a link is not followed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,13 +20,41 @@ pub enum EntryKind {
 /// `readdir` asks for, a folder of a few hundred entries in one call.
 const DIRENT_BUFFER: usize = 32 << 10;
 
+/// A folder's entries: their names in one buffer (not a string each, which
+/// costs an allocation and a free an entry), and each entry's kind.
+#[derive(Debug, Default)]
+pub struct Entries {
+    names: Vec<u8>,
+    /// Where each name lies in `names`, and the entry's kind.
+    entries: Vec<(Range<usize>, EntryKind)>,
+}
+
+impl Entries {
+    fn push(&mut self, name: &[u8], kind: EntryKind) {
+        let start = self.names.len();
+        self.names.extend_from_slice(name);
+        self.entries.push((start..self.names.len(), kind));
+    }
+
+    /// Puts the entries in the byte order of their names.
+    pub fn sort(&mut self) {
+        let names = &self.names;
+        (self.entries).sort_unstable_by(|a, b| names[a.0.clone()].cmp(&names[b.0.clone()]));
+    }
+
+    /// Each entry's name and kind, in order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], EntryKind)> {
+        (self.entries.iter()).map(|(at, kind)| (&self.names[at.clone()], *kind))
+    }
+}
+
 /// The entries of the folder at `folder` (opened for reading, not
 /// `O_PATH`), in the order the file system gives, without `.` and `..`.
 /// Read with `getdents64` itself: `fdopendir` would add an `fstat` and two
 /// `fcntl`s a folder, a third of a walk's system calls.
-pub fn read_folder(folder: OwnedFd) -> std::io::Result<Vec<(OsString, EntryKind)>> {
+pub fn read_folder(folder: OwnedFd) -> std::io::Result<Entries> {
     let mut buffer = vec![0u64; DIRENT_BUFFER / 8];
-    let mut entries = Vec::new();
+    let mut entries = Entries::default();
     loop {
         // SAFETY: the descriptor is open, and the kernel writes at most
         // `DIRENT_BUFFER` bytes into the buffer, which holds that many.
@@ -54,7 +81,12 @@ pub fn read_folder(folder: OwnedFd) -> std::io::Result<Vec<(OsString, EntryKind)
         // kernel (u64s seen as bytes, a looser alignment).
         let bytes = unsafe { std::slice::from_raw_parts(buffer.as_ptr().cast::<u8>(), filled) };
         let mut at = 0;
-        while let Some(record) = Dirent::at(bytes, at) {
+        while at < bytes.len() {
+            // The kernel writes whole records; anything else is an error,
+            // not a listing cut short without a word.
+            let record = Dirent::at(bytes, at).ok_or_else(|| {
+                std::io::Error::other("the directory stream held a malformed entry")
+            })?;
             at += record.length;
             if record.name == b"." || record.name == b".." {
                 continue;
@@ -66,7 +98,7 @@ pub fn read_folder(folder: OwnedFd) -> std::io::Result<Vec<(OsString, EntryKind)
                 libc::DT_UNKNOWN => stat_kind(&folder, record.name)?,
                 _ => EntryKind::Other,
             };
-            entries.push((OsString::from_vec(record.name.to_vec()), kind));
+            entries.push(record.name, kind);
         }
     }
 }
@@ -85,8 +117,8 @@ impl<'a> Dirent<'a> {
     const TYPE_AT: usize = 18;
     const NAME_AT: usize = 19;
 
-    /// The record at `at` in `bytes`; `None` past the last (or where what
-    /// is there is not a whole record).
+    /// The record at `at` in `bytes`; `None` where what is there is not a
+    /// whole record.
     fn at(bytes: &'a [u8], at: usize) -> Option<Self> {
         let record = bytes.get(at..)?;
         let length = usize::from(u16::from_ne_bytes([
@@ -173,13 +205,13 @@ mod tests {
         std::os::unix::fs::symlink("a.txt", dir.path().join("link")).unwrap();
         let folder = std::fs::File::open(dir.path()).unwrap();
         let mut entries = read_folder(folder.as_fd().try_clone_to_owned().unwrap()).unwrap();
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        entries.sort();
         assert_eq!(
-            entries,
+            entries.iter().collect::<Vec<_>>(),
             vec![
-                ("a.txt".into(), EntryKind::File),
-                ("link".into(), EntryKind::Symlink),
-                ("sub".into(), EntryKind::Directory),
+                (&b"a.txt"[..], EntryKind::File),
+                (b"link", EntryKind::Symlink),
+                (b"sub", EntryKind::Directory),
             ]
         );
     }
