@@ -12,9 +12,13 @@
 //!
 //! A hint only: every listing is made by the same code, judged by the same
 //! rules (a copy of the cell's guard) and answered as `packed-entries`
-//! alone would answer it, as the folder was when its listing began. What
-//! is held is bounded by the cell's memory limit, the stack by
-//! [`MAX_WAITING`]; the listings not taken are dropped with the call.
+//! alone would answer it, as the folder was when its listing began (a tool
+//! that changes a folder after naming it sees it as it was: the contract
+//! says so). What is held, listings and the paths waiting, is bounded by
+//! the cell's memory limit, the stack by [`MAX_WAITING`] paths of at most
+//! [`MAX_PATH_BYTES`]; what was not taken is dropped with the call. A
+//! reader's time is not the cell's: a tool can keep one busy for its call,
+//! no more (one job a cell, each listing a folder the cell may list).
 
 use super::folders::{NotListed, Packed, packed_entries};
 use super::fs_guard::FileGuard;
@@ -37,6 +41,15 @@ const MAX_WAITING: usize = 4096;
 /// busy host), and waiting on would cost more than the listing.
 const PATIENCE: Duration = Duration::from_micros(200);
 
+/// The longest path a folder can be opened by (Linux's `PATH_MAX`): a
+/// longer one named ahead is left out rather than held.
+const MAX_PATH_BYTES: usize = 4096;
+
+/// Bytes a path waiting on the stack counts: its own and the stack's slot.
+fn waiting_bytes(path: &str) -> usize {
+    path.len() + std::mem::size_of::<String>()
+}
+
 /// Bytes a listing held ahead counts beyond its names and kinds (its path,
 /// the map's entry): what a listing of an empty folder costs.
 const LISTING_OVERHEAD: usize = 96;
@@ -51,8 +64,9 @@ pub(in crate::sandbox) struct FoldersAhead(Arc<Shared>);
 struct Shared {
     /// The cell's rules as they were when it first asked.
     guard: FileGuard,
-    /// Bytes of listings held, past which the readers stop listing until
-    /// the cell takes some: the cell's memory limit, where they are copied.
+    /// Bytes of listings and paths held, past which the readers stop
+    /// listing until the cell takes some, and no more paths are taken: the
+    /// cell's memory limit, where the listings are copied.
     max_held: usize,
     state: Mutex<State>,
 }
@@ -65,7 +79,7 @@ struct State {
     listing: Vec<String>,
     /// Listings made and not taken.
     listed: HashMap<String, (Listing, usize)>,
-    /// Bytes of `listed`.
+    /// Bytes of `listed` and `waiting`.
     held: usize,
     /// A reader is at work on `waiting`.
     working: bool,
@@ -83,11 +97,23 @@ impl FoldersAhead {
     }
 
     /// Adds `paths` to be listed, the first of them next.
+    /// A path too long to open is left out; so are paths past what the
+    /// stack may hold (its bytes count against the same bound as the
+    /// listings': a tool cannot make the host keep more than its memory).
     pub(super) fn push(&self, paths: Vec<String>) {
         let mut state = self.0.lock();
-        state.waiting.extend(paths.into_iter().rev());
+        for path in paths.into_iter().rev() {
+            let bytes = waiting_bytes(&path);
+            if path.len() > MAX_PATH_BYTES || state.held + bytes > self.0.max_held {
+                continue;
+            }
+            state.held += bytes;
+            state.waiting.push(path);
+        }
         let over = state.waiting.len().saturating_sub(MAX_WAITING);
-        state.waiting.drain(..over);
+        for forgotten in state.waiting.drain(..over).collect::<Vec<_>>() {
+            state.held -= waiting_bytes(&forgotten);
+        }
         self.wake(&mut state);
     }
 
@@ -109,9 +135,10 @@ impl FoldersAhead {
             self.wake(&mut state);
             return Some(listing);
         }
-        if let Some(at) = state.waiting.iter().rposition(|p| p == path) {
-            state.waiting.remove(at);
-        }
+        // Named twice, it is listed once (by the caller, now).
+        let before = state.waiting.len();
+        state.waiting.retain(|p| p != path);
+        state.held -= (before - state.waiting.len()) * waiting_bytes(path);
         if let Some(at) = state.listing.iter().position(|p| p == path) {
             state.listing.swap_remove(at);
         }
@@ -153,6 +180,13 @@ impl Shared {
         !state.closed && !state.waiting.is_empty() && state.held < self.max_held
     }
 
+    /// The top of the stack, taken off it.
+    fn pop(&self, state: &mut State) -> Option<String> {
+        let path = state.waiting.pop()?;
+        state.held -= waiting_bytes(&path);
+        Some(path)
+    }
+
     /// The state once it has work, or once it has had none for
     /// [`PATIENCE`], or the call is over: a walk names the next folders as
     /// it enters one, often just after the last were listed, and a reader
@@ -179,7 +213,7 @@ fn list_waiting(shared: &Weak<Shared>) {
         let path = {
             let mut state = shared.next_work();
             let next = if shared.has_work(&state) {
-                state.waiting.pop()
+                shared.pop(&mut state)
             } else {
                 None
             };
@@ -211,9 +245,45 @@ fn list_waiting(shared: &Weak<Shared>) {
             continue;
         };
         state.listing.swap_remove(at);
-        if !state.closed {
+        // Past the bound (a large folder), it is not kept: the cell lists
+        // it when it comes to it.
+        if !state.closed && state.held + bytes <= shared.max_held {
             state.held += bytes;
             state.listed.insert(path, (listing, bytes));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::FileRules;
+
+    /// A tool naming far more, and longer, paths than its memory holds:
+    /// what the host keeps stays within the bound, whatever the readers
+    /// have listed meanwhile (here, on no root: every listing a refusal).
+    #[test]
+    fn what_is_held_ahead_stays_within_the_cells_memory_limit() {
+        const LIMIT: usize = 64 << 10;
+        let guard = FileGuard::new(Arc::new(FileRules::default()), Vec::new());
+        let ahead = FoldersAhead::new(guard, LIMIT);
+        for round in 0..50 {
+            let long = format!("{round}/{}", "x".repeat(1000));
+            ahead.push(vec![long; 200]);
+            ahead.push(vec!["y".repeat(MAX_PATH_BYTES + 1)]);
+            let state = ahead.0.lock();
+            let waiting: usize = state.waiting.iter().map(|p| waiting_bytes(p)).sum();
+            let listed: usize = state.listed.values().map(|(_, bytes)| bytes).sum();
+            assert_eq!(state.held, waiting + listed, "round {round}");
+            assert!(state.held <= LIMIT, "round {round}: {} held", state.held);
+            assert!(
+                state.waiting.iter().all(|p| p.len() <= MAX_PATH_BYTES),
+                "a path too long to open was kept"
+            );
+        }
+        // Taking a path named many times takes every copy off the stack.
+        ahead.push(vec!["z".into(); 10]);
+        assert!(ahead.take("z").is_none_or(|listed| listed.is_err()));
+        assert!(!ahead.0.lock().waiting.iter().any(|p| p == "z"));
     }
 }
