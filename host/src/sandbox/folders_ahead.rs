@@ -97,6 +97,7 @@ impl FoldersAhead {
     }
 
     /// Adds `paths` to be listed, the first of them next.
+    ///
     /// A path too long to open is left out; so are paths past what the
     /// stack may hold (its bytes count against the same bound as the
     /// listings': a tool cannot make the host keep more than its memory).
