@@ -24,13 +24,10 @@ impl Host for CellState {
     async fn entries(&mut self, path: String) -> Result<Vec<FolderEntry>, ListError> {
         know_roots(self);
         let listed = sorted_entries(&self.files, &path).map(|entries| {
-            (entries.iter())
-                .filter_map(|(name, kind)| {
-                    let name = std::str::from_utf8(name).ok()?.to_string();
-                    Some(FolderEntry {
-                        name,
-                        kind: kind_of(kind),
-                    })
+            named(&entries)
+                .map(|(name, kind)| FolderEntry {
+                    name: name.to_string(),
+                    kind,
                 })
                 .collect()
         });
@@ -114,24 +111,29 @@ pub(super) fn packed_entries(guard: &FileGuard, path: &str) -> Result<Packed, No
     let entries = sorted_entries(guard, path)?;
     let mut names = String::new();
     let mut kinds = Vec::new();
-    for (name, kind) in entries.iter() {
-        if let Ok(name) = std::str::from_utf8(name) {
-            names.push_str(name);
-            names.push('/');
-            kinds.push(kind_of(kind));
-        }
+    for (name, kind) in named(&entries) {
+        names.push_str(name);
+        names.push('/');
+        kinds.push(kind);
     }
     Ok((names, kinds))
 }
 
 /// The entries of the folder at `path`, sorted by name (here, natively:
-/// in the cell it took a tenth of a listing); the caller leaves out the
+/// in the cell it took a tenth of a listing); [`named`] leaves out the
 /// names that are not UTF-8.
 fn sorted_entries(guard: &FileGuard, path: &str) -> Result<folder::Entries, NotListed> {
     let opened = open_folder(guard, path)?;
     let mut entries = read_folder(opened).map_err(|e| list_error(&e))?;
     entries.sort();
     Ok(entries)
+}
+
+/// The entries a tool is given: those named in UTF-8, their kinds as the
+/// contract names them.
+fn named(entries: &folder::Entries) -> impl Iterator<Item = (&str, EntryKind)> {
+    (entries.iter())
+        .filter_map(|(name, kind)| Some((std::str::from_utf8(name).ok()?, kind_of(kind))))
 }
 
 /// An entry's kind as the contract names it.
