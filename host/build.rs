@@ -94,9 +94,11 @@ fn main() {
         // here once, a process need not hash the component at every start.
         let bytes = std::fs::read(&wasm).expect("reading a built-in component");
         let digest = hex(&Sha256::digest(&bytes));
+        let fields = manifest_as_json(&manifest, &out_dir.join(format!("{tool}.tool.json")));
         generated.push_str(&format!(
-            "    BuiltinTool {{ crate_dir: {tool:?}, manifest: include_str!({:?}), wasm: include_bytes!({:?}), wasm_sha256: {digest:?} }},\n",
+            "    BuiltinTool {{ crate_dir: {tool:?}, manifest: include_str!({:?}), manifest_fields: include_str!({:?}), wasm: include_bytes!({:?}), wasm_sha256: {digest:?} }},\n",
             manifest.display().to_string(),
+            fields.display().to_string(),
             wasm.display().to_string()
         ));
     }
@@ -123,6 +125,32 @@ fn link_without_pie() {
     if os == "linux" && env == "gnu" {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
+}
+
+/// Writes a built-in tool's manifest (`tool.toml`) as JSON to `json`, its
+/// keys and values as they are: a process reads a dozen of these at every
+/// start, and JSON is read several times faster than TOML (a tenth of a
+/// small `tools call`'s time went to TOML, BENCHMARKS.md, issue 21). The
+/// manifest's checks are made on the TOML itself, by the test
+/// `every_builtin_manifest_passes_every_check`, which also holds the two
+/// forms to the same manifest.
+fn manifest_as_json(manifest: &Path, json: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(manifest)
+        .unwrap_or_else(|e| panic!("reading {}: {e}", manifest.display()));
+    let table: toml::Table = toml::from_str(&text).unwrap_or_else(|e| {
+        panic!(
+            "{} is not a TOML manifest: {e}; docs/writing-tools.md describes the format",
+            manifest.display()
+        )
+    });
+    let fields = serde_json::to_string(&table).unwrap_or_else(|e| {
+        panic!(
+            "{} holds a value JSON cannot express (a date?): {e}",
+            manifest.display()
+        )
+    });
+    std::fs::write(json, fields).expect("writing a built-in manifest as JSON");
+    json.to_path_buf()
 }
 
 /// Tool crates: folders of `tools-wasm/` holding a `tool.toml`, sorted.

@@ -4,7 +4,11 @@
 pub struct BuiltinTool {
     /// The crate's folder under `tools-wasm/`, for error messages.
     pub crate_dir: &'static str,
+    /// Its `tool.toml`, as written: what the tests make every check on.
     pub manifest: &'static str,
+    /// The same manifest as JSON, converted when the binary was built: what
+    /// a process reads ([`crate::tool::manifest::ToolManifest::parse_builtin`]).
+    pub manifest_fields: &'static str,
     pub wasm: &'static [u8],
     /// The SHA-256 of `wasm` in hexadecimal, made when it was built.
     pub wasm_sha256: &'static str,

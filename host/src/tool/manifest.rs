@@ -55,7 +55,8 @@ pub enum ManifestApproval {
 }
 
 /// What a tool asks of the machine.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct Capabilities {
     pub fs: FsAccess,
     /// Host names (or `*.domain` patterns) it may reach over wasi:http.
@@ -184,21 +185,27 @@ impl ToolManifest {
         Self::parse(file, &text)
     }
 
+    /// A manifest built into the binary, from `fields`: its `tool.toml` as
+    /// JSON, converted when the binary was built (`host/build.rs`). A
+    /// start-up reads a dozen of them; TOML took several times as long, and
+    /// checking each schema against the JSON Schema meta-schema again is
+    /// not needed: the test `every_builtin_manifest_passes_every_check`
+    /// makes every check of [`ToolManifest::parse`] on each `tool.toml` and
+    /// holds the manifest made here to the one made there.
+    pub fn parse_builtin(file: &Path, fields: &str) -> Result<Self, Problem> {
+        let fields: Fields = serde_json::from_str(fields).map_err(|e| Problem {
+            document: Document::Manifest,
+            file: file.to_path_buf(),
+            key: None,
+            position: None,
+            message: format!("the built-in manifest as stored in the binary: {e}"),
+            fix: "build toolcell again from its sources".into(),
+        })?;
+        Ok(fields.into_manifest())
+    }
+
     /// Validates manifest `text`; `file` is only used to name it in errors.
     pub fn parse(file: &Path, text: &str) -> Result<Self, Problem> {
-        Self::parse_with(file, text, SchemaCheck::Now)
-    }
-
-    /// [`ToolManifest::parse`] for a manifest built into the binary, whose
-    /// parameters schema was checked when it was built: the test
-    /// `every_builtin_manifest_passes_every_check` parses each one with
-    /// [`ToolManifest::parse`]: a start-up need not check a dozen schemas
-    /// against the JSON Schema meta-schema again.
-    pub fn parse_builtin(file: &Path, text: &str) -> Result<Self, Problem> {
-        Self::parse_with(file, text, SchemaCheck::AtBuild)
-    }
-
-    fn parse_with(file: &Path, text: &str, schema_check: SchemaCheck) -> Result<Self, Problem> {
         let raw: RawManifest = toml::from_str(text).map_err(|e| {
             let message = e.message().trim().to_string();
             let fix = if message.starts_with("missing field") {
@@ -271,9 +278,7 @@ impl ToolManifest {
             message: format!("cannot be expressed as JSON: {e}"),
             fix: "use only strings, numbers, booleans, arrays and tables".into(),
         })?;
-        if schema_check == SchemaCheck::Now
-            && let Err(why) = check_parameters_schema(&parameters)
-        {
+        if let Err(why) = check_parameters_schema(&parameters) {
             return check.error("parameters", raw.parameters.span(), why, "make `parameters` a JSON Schema for an object: type = \"object\" with `properties`; see https://json-schema.org".into());
         }
 
@@ -334,17 +339,12 @@ impl ToolManifest {
             )?,
         };
 
-        let approval = raw.approval.unwrap_or(if raw.mutates {
-            ManifestApproval::Ask
-        } else {
-            ManifestApproval::Auto
-        });
-        Ok(ToolManifest {
+        Ok(Fields {
             name: raw.name.into_inner(),
             version: raw.version.into_inner(),
-            description: raw.description.into_inner().trim().to_string(),
+            description: raw.description.into_inner(),
             mutates: raw.mutates,
-            approval,
+            approval: raw.approval,
             opt_in: raw.opt_in,
             parameters,
             capabilities: Capabilities {
@@ -368,18 +368,76 @@ impl ToolManifest {
                     .map(Spanned::into_inner)
                     .collect(),
             },
-            limits,
-        })
+            limits: FieldLimits {
+                timeout_ms: Some(limits.timeout_ms),
+                memory_mb: Some(limits.memory_mb),
+                max_output_bytes: Some(limits.max_output_bytes),
+            },
+        }
+        .into_manifest())
     }
 }
 
-/// When a manifest's parameters schema is checked against the meta-schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SchemaCheck {
-    /// While parsing: a manifest from outside.
-    Now,
-    /// It was checked when the binary was built (a built-in tool).
-    AtBuild,
+/// A manifest's keys and their values, with none of their places in the
+/// text: what a checked `tool.toml` comes to, and how a built-in tool's
+/// manifest is stored (as JSON). [`Fields::into_manifest`] fills in the
+/// defaults for both.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Fields {
+    name: String,
+    version: String,
+    description: String,
+    #[serde(default)]
+    mutates: bool,
+    approval: Option<ManifestApproval>,
+    #[serde(default)]
+    opt_in: bool,
+    parameters: serde_json::Value,
+    #[serde(default)]
+    capabilities: Capabilities,
+    #[serde(default)]
+    limits: FieldLimits,
+}
+
+/// `[limits]` as given: a limit left out takes its default.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct FieldLimits {
+    timeout_ms: Option<u64>,
+    memory_mb: Option<u64>,
+    max_output_bytes: Option<u64>,
+}
+
+impl Fields {
+    /// The manifest, with the defaults of what was left out: approval
+    /// asked of a tool that changes something, automatic otherwise; the
+    /// default limits.
+    fn into_manifest(self) -> ToolManifest {
+        let approval = self.approval.unwrap_or(if self.mutates {
+            ManifestApproval::Ask
+        } else {
+            ManifestApproval::Auto
+        });
+        ToolManifest {
+            name: self.name,
+            version: self.version,
+            description: self.description.trim().to_string(),
+            mutates: self.mutates,
+            approval,
+            opt_in: self.opt_in,
+            parameters: self.parameters,
+            capabilities: self.capabilities,
+            limits: Limits {
+                timeout_ms: self.limits.timeout_ms.unwrap_or(limits::DEFAULT_TIMEOUT_MS),
+                memory_mb: self.limits.memory_mb.unwrap_or(limits::DEFAULT_MEMORY_MB),
+                max_output_bytes: self
+                    .limits
+                    .max_output_bytes
+                    .unwrap_or(limits::DEFAULT_OUTPUT_BYTES),
+            },
+        }
+    }
 }
 
 /// The arguments' schema must itself be a valid JSON Schema describing an
