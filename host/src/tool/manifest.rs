@@ -149,15 +149,16 @@ impl Checker<'_> {
         })
     }
 
+    /// A limit as given, checked to be in `range`; left out, `None` (the
+    /// default is filled in by [`Fields::into_manifest`]).
     fn limit(
         &self,
         key: &str,
         value: &Option<Spanned<u64>>,
         range: std::ops::RangeInclusive<u64>,
-        default: u64,
-    ) -> Result<u64, Problem> {
+    ) -> Result<Option<u64>, Problem> {
         let Some(value) = value else {
-            return Ok(default);
+            return Ok(None);
         };
         if !range.contains(value.get_ref()) {
             return self.error(
@@ -167,7 +168,7 @@ impl Checker<'_> {
                 format!("use a value from {} to {}", range.start(), range.end()),
             );
         }
-        Ok(*value.get_ref())
+        Ok(Some(*value.get_ref()))
     }
 }
 
@@ -318,24 +319,17 @@ impl ToolManifest {
             );
         }
 
-        let limits = Limits {
+        let limits = FieldLimits {
             timeout_ms: check.limit(
                 "timeout_ms",
                 &raw.limits.timeout_ms,
                 limits::TIMEOUT_MS_RANGE,
-                limits::DEFAULT_TIMEOUT_MS,
             )?,
-            memory_mb: check.limit(
-                "memory_mb",
-                &raw.limits.memory_mb,
-                limits::MEMORY_MB_RANGE,
-                limits::DEFAULT_MEMORY_MB,
-            )?,
+            memory_mb: check.limit("memory_mb", &raw.limits.memory_mb, limits::MEMORY_MB_RANGE)?,
             max_output_bytes: check.limit(
                 "max_output_bytes",
                 &raw.limits.max_output_bytes,
                 limits::OUTPUT_BYTES_RANGE,
-                limits::DEFAULT_OUTPUT_BYTES,
             )?,
         };
 
@@ -368,11 +362,7 @@ impl ToolManifest {
                     .map(Spanned::into_inner)
                     .collect(),
             },
-            limits: FieldLimits {
-                timeout_ms: Some(limits.timeout_ms),
-                memory_mb: Some(limits.memory_mb),
-                max_output_bytes: Some(limits.max_output_bytes),
-            },
+            limits,
         }
         .into_manifest())
     }
