@@ -158,6 +158,35 @@ fn a_second_root_is_reachable_by_its_name_and_nothing_else() {
     assert_refused(&ws, "read_file", json!({"path": "ref/../../secret.txt"}));
 }
 
+/// A folder a tool opens may get the resource number a root's descriptor
+/// had before it was dropped: a file in it is judged where it is, as a
+/// secret under `.git/`, not as a file of that name in the root.
+#[test]
+fn a_folder_given_a_dropped_roots_number_is_judged_where_it_is() {
+    let ws = workspace_with_secret();
+    std::fs::create_dir(ws.root.join(".git")).unwrap();
+    std::fs::write(ws.root.join(".git/config"), SECRET).unwrap();
+    std::fs::create_dir(ws.root.join("sub")).unwrap();
+    std::fs::write(ws.root.join("sub/config"), "plain\n").unwrap();
+    let call = |folder: &str| {
+        let args = json!({"action": "reused_number", "folder": folder, "name": "config"});
+        let (code, envelope) = ws.call("probe", args);
+        assert_eq!(code, 0, "{envelope}");
+        assert!(
+            !envelope.to_string().contains(SECRET),
+            "the secret leaked: {envelope}"
+        );
+        envelope["result"].clone()
+    };
+    assert_eq!(
+        call("sub")["content"],
+        "plain\n",
+        "the same way, a plain file"
+    );
+    let refused = call(".git");
+    assert!(refused["error"].is_string(), "{refused}");
+}
+
 /// `toolcell:tool/folders` and `toolcell:tool/files`, asked by a tool for
 /// what it may not have: nothing outside the roots, nothing through a link,
 /// no secret, and no more memory than the cell's limit.

@@ -176,7 +176,10 @@ pub(super) fn know_roots(state: &mut CellState) {
     let mut fs = state.guarded_fs();
     if let Ok(handed) = fs.get_directories() {
         for (descriptor, _) in handed {
+            let rep = descriptor.rep();
             let _ = fs.inner.table.delete(descriptor);
+            // Its number is free for the next resource the tool makes.
+            fs.guard.forget_descriptor(rep);
         }
     }
 }

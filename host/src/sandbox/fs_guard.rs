@@ -16,11 +16,11 @@
 //! refused is kept ([`FileGuard::refusals`]) so the host can tell the caller
 //! why in its own words, whatever the tool made of the error.
 
+use super::preopened::PreopenedPaths;
 use super::refusal::Refusal;
 use crate::policy::secrets::ClearFolder;
 use crate::policy::{FileRules, PolicyFile, Touch};
 use crate::util::openat::{host_path_of, joined_without_links, openat2};
-use std::collections::HashMap;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -43,10 +43,9 @@ pub struct FileGuard {
     /// Policy files this call may change (approved at a terminal).
     allowed: Vec<PathBuf>,
     refusals: Vec<Refusal>,
-    /// The host path of each preopened folder's descriptor, by its
-    /// resource: paths under them are judged without asking the kernel
-    /// where a descriptor leads.
-    preopened: HashMap<u32, PathBuf>,
+    /// The host path of each preopened folder's descriptor: paths under
+    /// them are judged without asking the kernel where a descriptor leads.
+    preopened: PreopenedPaths,
     /// The preopened folders as the tool was handed them, for listing
     /// folders beneath them ([`super::folders`]).
     root_dirs: Vec<RootDir>,
@@ -69,7 +68,7 @@ impl FileGuard {
             roots,
             allowed: Vec::new(),
             refusals: Vec::new(),
-            preopened: HashMap::new(),
+            preopened: PreopenedPaths::default(),
             root_dirs: Vec::new(),
             clear_folder: ClearFolder::default(),
         }
@@ -83,10 +82,15 @@ impl FileGuard {
             roots: self.roots.clone(),
             allowed: Vec::new(),
             refusals: Vec::new(),
-            preopened: HashMap::new(),
+            preopened: PreopenedPaths::default(),
             root_dirs: self.root_dirs.clone(),
             clear_folder: ClearFolder::default(),
         }
+    }
+
+    /// Forgets the descriptor that was resource `rep`: it is gone.
+    pub(super) fn forget_descriptor(&mut self, rep: u32) {
+        self.preopened.forget(rep);
     }
 
     /// The preopened roots, once the tool asked for them.
@@ -278,7 +282,7 @@ impl GuardedFs<'_> {
     /// lies on the way (the kernel says so): the two joined. `None` when
     /// that cannot be told this cheaply.
     fn without_links(&self, folder: &(u32, Arc<std::fs::File>), path: &str) -> Option<PathBuf> {
-        let base = self.guard.preopened.get(&folder.0)?;
+        let base = self.guard.preopened.path(folder.0, &folder.1)?;
         let relative = if path.is_empty() { "." } else { path };
         openat2(
             folder.1.as_raw_fd(),
@@ -310,10 +314,10 @@ impl GuardedFs<'_> {
         {
             return None;
         }
-        let base = self.guard.preopened.get(&fd.rep())?.clone();
         let Descriptor::Dir(dir) = self.inner.table.get(fd).ok()? else {
             return None;
         };
+        let base = self.guard.preopened.path(fd.rep(), &dir.dir)?.clone();
         let perms = dir.perms;
         let opened = openat2(
             dir.dir.as_raw_fd(),
@@ -378,15 +382,16 @@ impl preopens::Host for GuardedFs<'_> {
     fn get_directories(&mut self) -> wasmtime::Result<Vec<(Resource<Descriptor>, String)>> {
         let directories = preopens::Host::get_directories(&mut self.inner)?;
         for (descriptor, guest) in &directories {
-            if let Some((host, _)) = self.guard.roots.iter().find(|(_, mount)| mount == guest) {
-                self.guard.preopened.insert(descriptor.rep(), host.clone());
-                if let Ok(Descriptor::Dir(dir)) = self.inner.table.get(descriptor)
-                    && !self.guard.root_dirs.iter().any(|r| &r.mount == guest)
-                {
+            if let Some((host, _)) = self.guard.roots.iter().find(|(_, mount)| mount == guest)
+                && let Ok(Descriptor::Dir(dir)) = self.inner.table.get(descriptor)
+            {
+                let (rep, dir) = (descriptor.rep(), dir.dir.clone());
+                self.guard.preopened.insert(rep, host.clone(), dir.clone());
+                if !self.guard.root_dirs.iter().any(|r| &r.mount == guest) {
                     self.guard.root_dirs.push(RootDir {
                         mount: guest.clone(),
                         host: host.clone(),
-                        dir: dir.dir.clone(),
+                        dir,
                     });
                 }
             }
@@ -573,7 +578,7 @@ impl HostDescriptor for GuardedFs<'_> {
 
     fn drop(&mut self, fd: Resource<types::Descriptor>) -> wasmtime::Result<()> {
         // Its resource may be reused for another folder.
-        self.guard.preopened.remove(&fd.rep());
+        self.guard.forget_descriptor(fd.rep());
         HostDescriptor::drop(&mut self.inner, fd)
     }
 

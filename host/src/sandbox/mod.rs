@@ -39,6 +39,7 @@ mod linking;
 mod links;
 pub mod network;
 pub mod output;
+mod preopened;
 pub mod process;
 pub mod process_policy;
 mod readers;
