@@ -553,9 +553,9 @@ impl<'a> Agent<'a> {
         for call in &turn.tool_calls {
             let request = if stopped || cancel.is_cancelled() {
                 stopped = true;
-                Request::Answered(CallResult::cancelled(
+                Request::Answered(Box::new(CallResult::cancelled(
                     "the run was stopped before this call ran",
-                ))
+                )))
             } else {
                 self.call_request(call, turn.finish == Finish::Length)
             };
@@ -586,18 +586,18 @@ impl<'a> Agent<'a> {
     fn call_request(&mut self, call: &ToolCall, cut_off: bool) -> Request {
         let started = Instant::now();
         let refused = |message: String, kind| {
-            Request::Answered(CallResult::refused(
+            Request::Answered(Box::new(CallResult::refused(
                 message,
                 kind,
                 CallStatus::Failed,
                 started,
-            ))
+            )))
         };
         if call.name == MORE_TOOLS && self.filter.is_some() {
             let args = recover::parse_lenient(&call.arguments)
                 .map(|(v, _)| v)
                 .unwrap_or(Value::Null);
-            return Request::Answered(self.more_tools(&args, started));
+            return Request::Answered(Box::new(self.more_tools(&args, started)));
         }
         if !call.name.is_empty() && !self.tools.iter().any(|t| t.name == call.name) {
             if self.available.iter().any(|t| t.name == call.name) {

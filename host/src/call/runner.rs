@@ -60,7 +60,7 @@ pub enum Request {
     /// The caller answered the call itself (a refusal before admission,
     /// `more_tools`, a call not run because the run stopped): recorded and
     /// shown like any other.
-    Answered(CallResult),
+    Answered(Box<CallResult>),
 }
 
 /// Why a call gave no result.
@@ -257,7 +257,7 @@ impl<'a> ToolRunner<'a> {
                 .ok()
         });
         let mut result = match request {
-            Request::Answered(result) => result,
+            Request::Answered(result) => *result,
             Request::Run(args) => {
                 // What it replaces is kept only where it is recorded.
                 let recorded_in = recorded_now.map(|rec| rec.run);
