@@ -96,7 +96,7 @@ fn main() {
         let digest = hex(&Sha256::digest(&bytes));
         let fields = manifest_as_json(&manifest, &out_dir.join(format!("{tool}.tool.json")));
         generated.push_str(&format!(
-            "    BuiltinTool {{ crate_dir: {tool:?}, manifest: include_str!({:?}), manifest_fields: include_str!({:?}), wasm: include_bytes!({:?}), wasm_sha256: {digest:?} }},\n",
+            "    BuiltinTool {{ crate_dir: {tool:?}, #[cfg(test)] manifest: include_str!({:?}), manifest_fields: include_str!({:?}), wasm: include_bytes!({:?}), wasm_sha256: {digest:?} }},\n",
             manifest.display().to_string(),
             fields.display().to_string(),
             wasm.display().to_string()

@@ -166,8 +166,6 @@ fn a_second_root_is_reachable_by_its_name_and_nothing_else() {
 #[test]
 fn a_folder_given_a_dropped_roots_number_is_judged_where_it_is() {
     let ws = workspace_with_secret();
-    std::fs::create_dir(ws.root.join(".git")).unwrap();
-    std::fs::write(ws.root.join(".git/config"), SECRET).unwrap();
     std::fs::create_dir(ws.root.join("sub")).unwrap();
     std::fs::write(ws.root.join("sub/config"), "plain\n").unwrap();
     let call = |folder: &str| {
@@ -185,8 +183,12 @@ fn a_folder_given_a_dropped_roots_number_is_judged_where_it_is() {
         "plain\n",
         "the same way, a plain file"
     );
-    let refused = call(".git");
-    assert!(refused["error"].is_string(), "{refused}");
+    for secret_folder in [".git", "sub/.git"] {
+        std::fs::create_dir_all(ws.root.join(secret_folder)).unwrap();
+        std::fs::write(ws.root.join(secret_folder).join("config"), SECRET).unwrap();
+        let refused = call(secret_folder);
+        assert!(refused["error"].is_string(), "{secret_folder}: {refused}");
+    }
 }
 
 /// `toolcell:tool/folders` and `toolcell:tool/files`, asked by a tool for

@@ -4,7 +4,9 @@
 pub struct BuiltinTool {
     /// The crate's folder under `tools-wasm/`, for error messages.
     pub crate_dir: &'static str,
-    /// Its `tool.toml`, as written: what the tests make every check on.
+    /// Its `tool.toml`, as written: what the tests make every check on
+    /// (only they read it, so only their build holds it).
+    #[cfg(test)]
     pub manifest: &'static str,
     /// The same manifest as JSON, converted when the binary was built: what
     /// a process reads ([`crate::tool::manifest::ToolManifest::parse_builtin`]).

@@ -291,8 +291,9 @@ fn spaced_within_depth(text: &str, limit: usize) -> Option<bool> {
 /// It looks only for quotes: a quote ends the string unless an odd number
 /// of backslashes stands right before it (in valid JSON every backslash
 /// in a string begins an escape, and `\\` is one). Text has far more
-/// escapes than quotes (a file's lines are one `\n` each), and stopping
-/// at each escape made a 4 KB file's string 250 searches instead of one.
+/// escapes than quotes (a file's lines are one `\n` each): stopping at
+/// each escape made the string of a 4 KB file of 63-byte lines 65
+/// searches instead of one.
 fn string_end(bytes: &[u8], open: usize) -> usize {
     let mut at = open + 1;
     while let Some(offset) = memchr::memchr(b'"', &bytes[at..]) {
