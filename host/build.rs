@@ -25,6 +25,7 @@ fn main() {
     let target_dir = out_dir.join("guest-target");
 
     link_without_pie();
+    link_startup_code_first(&manifest_dir);
 
     let tools = tool_crates(&tools_dir);
     for path in ["wit", "Cargo.toml", "Cargo.lock", "guest"] {
@@ -124,6 +125,39 @@ fn link_without_pie() {
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
     if os == "linux" && env == "gnu" {
         println!("cargo:rustc-link-arg-bins=-no-pie");
+    }
+}
+
+/// Has lld lay out the functions a process runs at its start (and in the
+/// common calls) together at the front of the code, in the order of
+/// `link/startup-order.txt` (made by `link/startup-order.sh`).
+///
+/// A process's code is mapped a fault at a time, each fault bringing in the
+/// 64 KB around the page touched; the functions a small `tools call` runs
+/// were spread over some 200 such windows of the 35 MB of code, and each
+/// fault cost 4–6 µs here: laid out together they take about 20
+/// (BENCHMARKS.md, issue 21). Only with rustc's own lld, the linker of
+/// x86_64 Linux since Rust 1.90 (this workspace needs 1.95): a linker of the
+/// user's choosing (`RUSTC_LINKER`, linker flags in `RUSTFLAGS`) may not
+/// know the option, and the binary is then laid out as the compiler leaves
+/// it. Names the file has and the binary has not (a
+/// file older than the code) are skipped without a warning.
+fn link_startup_code_first(manifest_dir: &Path) {
+    let order = manifest_dir.join("link/startup-order.txt");
+    println!("cargo:rerun-if-changed={}", order.display());
+    println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
+    let cfg = |key: &str| std::env::var(key).unwrap_or_default();
+    let rustc_lld = cfg("CARGO_CFG_TARGET_ARCH") == "x86_64"
+        && cfg("CARGO_CFG_TARGET_OS") == "linux"
+        && cfg("CARGO_CFG_TARGET_ENV") == "gnu"
+        && std::env::var_os("RUSTC_LINKER").is_none()
+        && !cfg("CARGO_ENCODED_RUSTFLAGS").contains("link");
+    if rustc_lld && order.is_file() {
+        println!(
+            "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
+            order.display()
+        );
+        println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
     }
 }
 
