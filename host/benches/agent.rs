@@ -38,7 +38,7 @@ use toolcell::config::WorkspaceConfig;
 use toolcell::llm::stream::TurnDecoder;
 use toolcell::llm::{self, StreamEvent};
 use toolcell::registry::Registry;
-use toolcell::sandbox::{Allocation, SandboxOptions};
+use toolcell::sandbox::{Allocation, EpochClock, SandboxOptions};
 
 /// Size of the synthetic answers parsed.
 const STREAM_BYTES: usize = 32 * 1024 * 1024;
@@ -180,6 +180,7 @@ fn agent_rounds(filter_tools_above: usize, label: &str) {
             allocation: Allocation::Pooling,
             ready_ahead: false,
             leave_used_cells_to_exit: false,
+            clock: EpochClock::Ticking,
         },
     )
     .unwrap();

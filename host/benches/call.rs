@@ -36,7 +36,7 @@ use toolcell::call::runner::ToolRunner;
 use toolcell::config::WorkspaceConfig;
 use toolcell::registry::Registry;
 use toolcell::registry::grant::ToolGrant;
-use toolcell::sandbox::{Allocation, PreparedTool, Sandbox, SandboxOptions};
+use toolcell::sandbox::{Allocation, EpochClock, PreparedTool, Sandbox, SandboxOptions};
 use toolcell::tool::limits::Limits;
 
 /// Calls per case and round, after warm-up.
@@ -109,6 +109,7 @@ fn main() {
                 allocation,
                 ready_ahead: false,
                 leave_used_cells_to_exit: false,
+                clock: EpochClock::Ticking,
             };
             let sandbox = Sandbox::new(options.clone()).unwrap();
             let noop = sandbox.prepare(&noop_wasm).unwrap();

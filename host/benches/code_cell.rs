@@ -37,7 +37,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use toolcell::sandbox::{Allocation, Sandbox, SandboxOptions};
+use toolcell::sandbox::{Allocation, EpochClock, Sandbox, SandboxOptions};
 use toolcell::tool::limits::Limits;
 
 /// Interleaved rounds per case.
@@ -173,6 +173,7 @@ fn main() {
         allocation: Allocation::Pooling,
         ready_ahead: false,
         leave_used_cells_to_exit: false,
+        clock: EpochClock::Ticking,
     })
     .unwrap();
     let tool = sandbox.prepare(&wasm).unwrap();

@@ -67,7 +67,7 @@ use toolcell::call::view::Silent;
 use toolcell::config::WorkspaceConfig;
 use toolcell::llm::ToolCall;
 use toolcell::registry::Registry;
-use toolcell::sandbox::{Allocation, SandboxOptions};
+use toolcell::sandbox::{Allocation, EpochClock, SandboxOptions};
 use toolcell::serve::mcp::{BUILT_AHEAD_KEY, SERVER_TIME_KEY};
 use toolcell::store::{RunKind, RunStatus, Store};
 
@@ -491,6 +491,7 @@ fn in_process(workspace: &Path, cache: &Path, state: &Path) -> InProcess {
             allocation: Allocation::Pooling,
             ready_ahead,
             leave_used_cells_to_exit: false,
+            clock: EpochClock::Ticking,
         };
         Dispatcher::new(config, registry, options).unwrap()
     };

@@ -33,7 +33,7 @@ mod stats;
 use stats::{median, percentiles};
 use std::time::{Duration, Instant};
 use toolcell::install::scaffold::Lang;
-use toolcell::sandbox::{Allocation, Sandbox, SandboxOptions};
+use toolcell::sandbox::{Allocation, EpochClock, Sandbox, SandboxOptions};
 use toolcell::tool::limits::Limits;
 
 /// Interleaved rounds per case; the median round is reported.
@@ -128,6 +128,7 @@ fn main() {
             allocation: Allocation::Pooling,
             ready_ahead: false,
             leave_used_cells_to_exit: false,
+            clock: EpochClock::Ticking,
         };
         let cold_sandbox = Sandbox::new(options.clone()).unwrap();
         let started = Instant::now();

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use toolcell::call::dispatch::Dispatcher;
 use toolcell::config::WorkspaceConfig;
 use toolcell::registry::Registry;
-use toolcell::sandbox::{Allocation, SandboxOptions};
+use toolcell::sandbox::{Allocation, EpochClock, SandboxOptions};
 
 /// Rules in the config of the second set of figures.
 const RULES: usize = 50;
@@ -93,6 +93,7 @@ fn dispatcher(workspace: &Path, cache: &Path, rules: &str) -> Dispatcher {
         allocation: Allocation::OnDemand,
         ready_ahead: false,
         leave_used_cells_to_exit: false,
+        clock: EpochClock::Ticking,
     };
     let dispatcher = Dispatcher::new(config, registry, options).unwrap();
     for tool in ["write_file", "read_file", "run_command", "web_fetch"] {

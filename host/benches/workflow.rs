@@ -27,7 +27,7 @@ use toolcell::call::runner::ToolRunner;
 use toolcell::config::WorkspaceConfig;
 use toolcell::config::workflow::ScriptLimits;
 use toolcell::registry::Registry;
-use toolcell::sandbox::{Allocation, SandboxOptions};
+use toolcell::sandbox::{Allocation, EpochClock, SandboxOptions};
 use toolcell::store::{RunKind, Store};
 use toolcell::workflow::Workflow;
 use toolcell::workflow::host_api::HostContext;
@@ -64,6 +64,7 @@ fn script_overhead(root: &Path, cache: &Path) {
                 allocation: Allocation::Pooling,
                 ready_ahead: false,
                 leave_used_cells_to_exit: false,
+                clock: EpochClock::Ticking,
             },
         )
         .unwrap(),

@@ -23,7 +23,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
-binary=${1:-$root/target/release/toolcell}
+binary=$(realpath "${1:-$root/target/release/toolcell}")
 out=$root/host/link/startup-order.txt
 command -v valgrind >/dev/null || { echo "startup-order.sh needs valgrind (Debian: apt-get install valgrind)" >&2; exit 1; }
 [[ -x $binary ]] || { echo "no binary at $binary: build it first (cargo build --release)" >&2; exit 1; }
@@ -61,10 +61,14 @@ for run in "${runs[@]}"; do
         --callgrind-out-file="$work/run.$n" "$binary" "${words[@]}" >/dev/null 2>&1) || true
 done
 
-# Every function callgrind names (as the caller or the called), first sight
-# first, kept if it is one of the binary's own code symbols.
+# Every function callgrind names (as the caller or the called) that is one
+# of the binary's own code symbols: those of the first run, then those the
+# second adds, and so on, each run's in name order (so that the file
+# changes only where the code did).
 nm --defined-only "$binary" | awk '$2 ~ /^[tTwW]$/ { print $3 }' > "$work/symbols"
-for i in $(seq 1 "$n"); do cat "$work/run.$i"; done |
-    sed -n 's/^c\{0,1\}fn=([0-9]*) //p' |
-    awk 'NR == FNR { own[$0] = 1; next } own[$0] && !seen[$0]++' "$work/symbols" - > "$out"
+for i in $(seq 1 "$n"); do
+    sed -n 's/^c\{0,1\}fn=([0-9]*) //p' "$work/run.$i" | sed "s/^/$i /"
+done |
+    awk 'NR == FNR { own[$0] = 1; next } own[$2] && !seen[$2]++' "$work/symbols" - |
+    LC_ALL=C sort -k1,1n -k2,2 | cut -d' ' -f2- > "$out"
 echo "$(wc -l < "$out") functions written to $out"

@@ -8,7 +8,7 @@ use toolcell::call::dispatch::Dispatcher;
 use toolcell::call::runner::ToolRunner;
 use toolcell::config::WorkspaceConfig;
 use toolcell::registry::Registry;
-use toolcell::sandbox::{Allocation, SandboxOptions};
+use toolcell::sandbox::{Allocation, EpochClock, SandboxOptions};
 
 fn probe_workspace() -> Workspace {
     let ws = Workspace::new();
@@ -119,6 +119,7 @@ async fn the_next_call_succeeds_after_each_failure() {
             allocation,
             ready_ahead: false,
             leave_used_cells_to_exit: false,
+            clock: EpochClock::Ticking,
         };
         let dispatcher = Dispatcher::new(config, registry, options).unwrap();
         assert!(

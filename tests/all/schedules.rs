@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 use toolcell::policy::trust::TrustStore;
-use toolcell::sandbox::{Allocation, SandboxOptions};
+use toolcell::sandbox::{Allocation, EpochClock, SandboxOptions};
 use toolcell::schedule::DaemonOptions;
 use toolcell::schedule::clock::{Clock, ManualClock};
 use toolcell::schedule::daemon;
@@ -52,6 +52,7 @@ impl TestDaemon {
                 allocation: Allocation::OnDemand,
                 ready_ahead: false,
                 leave_used_cells_to_exit: false,
+                clock: EpochClock::Ticking,
             },
             user_tools: None,
             trust: Some(TrustStore::in_data_dir(&ws.data)),

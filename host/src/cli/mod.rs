@@ -49,7 +49,7 @@ mod view;
 use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
 use crate::registry::Registry;
-use crate::sandbox::{Allocation, Sandbox, SandboxOptions};
+use crate::sandbox::{Allocation, EpochClock, Sandbox, SandboxOptions};
 use crate::util::locations;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
@@ -349,12 +349,14 @@ fn open_dispatcher_for_one_call(config: &Chosen, tool: &str) -> Result<Dispatche
 
 /// A one-call process's sandbox: its cell's memory is mapped for it
 /// alone (the pool of slots that makes each of many calls faster costs a
-/// one-call process about 1 ms to reserve and release), and left for the
-/// exit to take down (BENCHMARKS.md).
+/// one-call process about 1 ms to reserve and release), left for the exit
+/// to take down, and its call's time kept by an alarm, not a thread
+/// (BENCHMARKS.md).
 fn one_call_sandbox_options() -> SandboxOptions {
     SandboxOptions {
         allocation: Allocation::OnDemand,
         leave_used_cells_to_exit: true,
+        clock: EpochClock::AtDeadline,
         ..sandbox_options()
     }
 }
@@ -403,5 +405,6 @@ fn sandbox_options() -> SandboxOptions {
         allocation: Allocation::Pooling,
         ready_ahead: false,
         leave_used_cells_to_exit: false,
+        clock: EpochClock::Ticking,
     }
 }

@@ -12,7 +12,7 @@ use super::fs_guard::{FileGuard, GuardedFs};
 use super::network::NetworkPolicy;
 use super::output::CappedOutput;
 use super::process_policy::ProcessPolicy;
-use super::{CAPTURE_CAP, RunError, run_error, start_budget, within_time_limit};
+use super::{CAPTURE_CAP, EpochClock, RunError, run_error, start_budget, within_time_limit};
 use crate::registry::grant::ToolGrant;
 use anyhow::{Context, Result};
 use wasmtime::component::ResourceTable;
@@ -200,6 +200,7 @@ impl Cell {
         engine: &Engine,
         pre: &CommandToolPre<CellState>,
         grant: &ToolGrant,
+        clock: EpochClock,
     ) -> Result<Self, RunError> {
         let stdout = CappedOutput::new(CAPTURE_CAP);
         let stderr = CappedOutput::new(CAPTURE_CAP);
@@ -207,7 +208,7 @@ impl Cell {
             CellState::new(grant, stdout.clone(), stderr.clone()).map_err(RunError::Setup)?;
         let mut store = Store::new(engine, state);
         store.limiter(|state| &mut state.limiter);
-        start_budget(&mut store, grant);
+        start_budget(&mut store, grant, clock);
         let instance = match within_time_limit(grant, pre.instantiate_async(&mut store)).await? {
             Ok(instance) => instance,
             Err(error) => return Err(run_error(&error, &store, grant)),

@@ -2,9 +2,11 @@
 //!
 //! Every tool runs on this engine. Calls are interrupted by epochs: a
 //! background thread advances the engine's epoch every [`EPOCH_TICK`], and
-//! each call's store gets a deadline of its timeout in ticks. That costs a
-//! load and compare at loop heads and function entries, far cheaper than
-//! fuel, and needs no per-call timer thread.
+//! each call's store gets a deadline of its timeout in ticks; in a process
+//! that makes one call, an alarm advances it once, when the call's time is
+//! up ([`EpochClock`]). That costs a load and compare at loop heads and
+//! function entries, far cheaper than fuel, and needs no per-call timer
+//! thread.
 
 use anyhow::Result;
 use std::time::Duration;
@@ -88,8 +90,32 @@ pub fn build_engine(allocation: Allocation) -> Result<Engine> {
     Ok(Engine::new(&config)?)
 }
 
+/// What advances the engine's epoch, and so ends a call that runs past its
+/// time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EpochClock {
+    /// A thread, every [`EPOCH_TICK`]: at each tick a call yields to the
+    /// async runtime (a cancelled caller, Ctrl-C in `chat` or a workflow's
+    /// timeout, can drop it while the guest spins), and it traps when its
+    /// ticks are spent. For processes that run many calls or long ones.
+    Ticking,
+    /// `SIGALRM`, once, when the call's time is up (`alarm.rs`): for a
+    /// process that makes one call and exits (`tools call`), which has no
+    /// one to yield to and would spend more on starting the thread than on
+    /// the rest of the engine.
+    AtDeadline,
+}
+
+/// Starts `clock` for `engine`.
+pub fn start_epoch_clock(engine: &Engine, clock: EpochClock) -> Result<()> {
+    match clock {
+        EpochClock::Ticking => start_ticking(engine),
+        EpochClock::AtDeadline => super::alarm::install(engine),
+    }
+}
+
 /// Advances `engine`'s epoch every [`EPOCH_TICK`] until the engine is dropped.
-pub fn start_epoch_clock(engine: &Engine) -> Result<()> {
+fn start_ticking(engine: &Engine) -> Result<()> {
     let weak = engine.weak();
     std::thread::Builder::new()
         .name("toolcell-epoch".into())

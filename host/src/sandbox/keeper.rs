@@ -29,6 +29,7 @@
 //! stores waiting, each a slot of the instance pool (see `engine`). It
 //! works only in a core's spare time (`util::idle`): no call waits for it.
 
+use super::EpochClock;
 use super::bindings::CommandToolPre;
 use super::cell::{Cell, CellState};
 use crate::registry::grant::ApprovalMode;
@@ -238,7 +239,9 @@ fn make_spare(
     let Some(before) = current_folders(&grant) else {
         return;
     };
-    let Ok(cell) = runtime.block_on(Cell::build(engine, pre, &grant)) else {
+    // A keeper serves a process of many calls, whose clock ticks
+    // (`Sandbox::new` takes no other with it).
+    let Ok(cell) = runtime.block_on(Cell::build(engine, pre, &grant, EpochClock::Ticking)) else {
         // The call that needs it will build its own and report why.
         return;
     };

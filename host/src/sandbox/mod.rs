@@ -1,7 +1,8 @@
 //! The sandbox: compiles tool components once, and runs every call in a fresh
 //! instance inside its own cell.
 //!
-//! - [`engine`]: the one wasmtime engine and its epoch clock (deadlines);
+//! - [`engine`]: the one wasmtime engine and its epoch clock (deadlines;
+//!   `alarm`: the clock of a process that makes one call);
 //! - [`cache`]: compiled components on disk, keyed by wasm hash and engine;
 //! - [`cell`]: the per-call WASI context, HTTP policy and memory limiter;
 //! - [`output`]: captured, capped stdout/stderr;
@@ -26,6 +27,7 @@
 //! loops past its deadline or exhausts its memory yields a [`RunError`], and
 //! the next call starts from a clean instance like any other.
 
+mod alarm;
 pub mod bindings;
 pub mod cache;
 pub mod cell;
@@ -53,7 +55,7 @@ use bindings::{CommandTool, CommandToolPre, GuestError};
 use cache::{CacheStatus, ComponentCache};
 use cell::Cell;
 use cell::CellState;
-pub use engine::Allocation;
+pub use engine::{Allocation, EpochClock};
 use keeper::Keeper;
 use output::CapturedOutput;
 use std::path::PathBuf;
@@ -162,6 +164,10 @@ pub struct SandboxOptions {
     /// its cell. Taken only with [`Allocation::OnDemand`]: a pool's slot
     /// left taken would be lost to every later call.
     pub leave_used_cells_to_exit: bool,
+    /// What ends a call that runs past its time (see [`EpochClock`]):
+    /// [`EpochClock::AtDeadline`] only for a process that makes one call,
+    /// never with [`SandboxOptions::ready_ahead`].
+    pub clock: EpochClock,
 }
 
 /// The engine, linker and cache shared by every call of a process.
@@ -175,12 +181,17 @@ pub struct Sandbox {
     keeper: Option<Keeper>,
     /// See [`SandboxOptions::leave_used_cells_to_exit`].
     leave_used_cells_to_exit: bool,
+    clock: EpochClock,
 }
 
 impl Sandbox {
     pub fn new(options: SandboxOptions) -> Result<Self> {
+        anyhow::ensure!(
+            !options.ready_ahead || options.clock == EpochClock::Ticking,
+            "cells built ahead need a ticking epoch clock"
+        );
         let engine = engine::build_engine(options.allocation)?;
-        engine::start_epoch_clock(&engine)?;
+        engine::start_epoch_clock(&engine, options.clock)?;
         let cache = ComponentCache::new(&engine, options.cache_dir);
         let keeper = match options.ready_ahead {
             true => Some(Keeper::start(engine.clone())?),
@@ -193,6 +204,7 @@ impl Sandbox {
             keeper,
             leave_used_cells_to_exit: options.leave_used_cells_to_exit
                 && options.allocation == Allocation::OnDemand,
+            clock: options.clock,
         };
         // A process that serves many calls links everything before the
         // first, not during it.
@@ -297,7 +309,8 @@ impl Sandbox {
         if let Some(cell) = self.keeper.as_ref().and_then(|k| k.take(tool.id, grant)) {
             return Ok((cell, true));
         }
-        Ok((Cell::build(&self.engine, &tool.pre, grant).await?, false))
+        let cell = Cell::build(&self.engine, &tool.pre, grant, self.clock).await?;
+        Ok((cell, false))
     }
 
     /// Calls the tool in `cell`, then hands the used cell to the keeper (or
@@ -314,7 +327,7 @@ impl Sandbox {
             instance,
             ..
         } = cell;
-        let result = call_tool(&mut store, &instance, grant, args).await;
+        let result = call_tool(&mut store, &instance, grant, args, self.clock).await;
         // Files and folders read ahead and not taken are dropped with the
         // call, not with its store, which may wait for the keeper a while
         // (or, in a process that makes one call, for the exit).
@@ -426,11 +439,19 @@ async fn within_time_limit<F: std::future::Future>(
         })
 }
 
-/// Gives a call's store its time budget, from now: every epoch tick the
-/// call yields to the async runtime, so a cancelled caller (Ctrl-C, a
-/// workflow's timeout) can drop it at once, even while the guest spins;
-/// after the grant's timeout in ticks it traps.
-fn start_budget(store: &mut Store<CellState>, grant: &ToolGrant) {
+/// Gives a call's store its time budget, from now. With a ticking clock,
+/// every epoch tick the call yields to the async runtime, so a cancelled
+/// caller (Ctrl-C, a workflow's timeout) can drop it at once, even while
+/// the guest spins; after the grant's timeout in ticks it traps. With the
+/// alarm, the epoch advances only when the time is up, and the call traps
+/// at that one tick.
+fn start_budget(store: &mut Store<CellState>, grant: &ToolGrant, clock: EpochClock) {
+    if clock == EpochClock::AtDeadline {
+        store.set_epoch_deadline(1);
+        store.epoch_deadline_callback(|_| Err(Trap::Interrupt.into()));
+        alarm::arm(Duration::from_millis(grant.limits.timeout_ms));
+        return;
+    }
     let mut remaining = grant
         .limits
         .timeout_ms
@@ -452,9 +473,10 @@ async fn call_tool(
     instance: &CommandTool,
     grant: &ToolGrant,
     args: &str,
+    clock: EpochClock,
 ) -> Result<JsonText, RunError> {
     let limit = Duration::from_millis(grant.limits.timeout_ms);
-    start_budget(store, grant);
+    start_budget(store, grant, clock);
     store.data_mut().process.start_clock(Instant::now() + limit);
     let call = instance.toolcell_tool_tool().call_call(&mut *store, args);
     let returned = within_time_limit(grant, call).await?;
