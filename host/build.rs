@@ -25,7 +25,7 @@ fn main() {
     let target_dir = out_dir.join("guest-target");
 
     link_without_pie();
-    link_startup_code_first(&manifest_dir);
+    link_startup_code_first(&manifest_dir, &out_dir);
 
     let tools = tool_crates(&tools_dir);
     for path in ["wit", "Cargo.toml", "Cargo.lock", "guest"] {
@@ -128,37 +128,81 @@ fn link_without_pie() {
     }
 }
 
-/// Has lld lay out the functions a process runs at its start (and in the
-/// common calls) together at the front of the code, in the order of
+/// Has the linker lay out the functions a process runs at its start (and
+/// in the common calls) together at the front of the code, in the order of
 /// `link/startup-order.txt` (made by `link/startup-order.sh`).
 ///
 /// A process's code is mapped a fault at a time, each fault bringing in the
 /// 64 KB around the page touched; the functions a small `tools call` runs
 /// were spread over some 200 such windows of the 35 MB of code, and each
 /// fault cost 4–6 µs here: laid out together they take about 20
-/// (BENCHMARKS.md, issue 21). Only with rustc's own lld, the linker of
-/// x86_64 Linux since Rust 1.90 (this workspace needs 1.95): a linker of the
-/// user's choosing (`RUSTC_LINKER`, linker flags in `RUSTFLAGS`) may not
-/// know the option, and the binary is then laid out as the compiler leaves
-/// it. Names the file has and the binary has not (a
+/// (BENCHMARKS.md, issue 21). Names the file has and the binary has not (a
 /// file older than the code) are skipped without a warning.
-fn link_startup_code_first(manifest_dir: &Path) {
+///
+/// lld (rustc's own linker on x86_64 Linux when it comes from rustup) and
+/// mold know the option; GNU ld and gold do not, and a rustc built by a
+/// distribution may link with them. So the option is given only if a small
+/// program links with it, by the same rustc, linker and flags: else the
+/// binary is laid out as the compiler leaves it, and a warning says so.
+fn link_startup_code_first(manifest_dir: &Path, out_dir: &Path) {
     let order = manifest_dir.join("link/startup-order.txt");
     println!("cargo:rerun-if-changed={}", order.display());
     println!("cargo:rerun-if-env-changed=RUSTC_LINKER");
-    let cfg = |key: &str| std::env::var(key).unwrap_or_default();
-    let rustc_lld = cfg("CARGO_CFG_TARGET_ARCH") == "x86_64"
-        && cfg("CARGO_CFG_TARGET_OS") == "linux"
-        && cfg("CARGO_CFG_TARGET_ENV") == "gnu"
-        && std::env::var_os("RUSTC_LINKER").is_none()
-        && !cfg("CARGO_ENCODED_RUSTFLAGS").contains("link");
-    if rustc_lld && order.is_file() {
-        println!(
-            "cargo:rustc-link-arg-bins=-Wl,--symbol-ordering-file={}",
-            order.display()
-        );
-        println!("cargo:rustc-link-arg-bins=-Wl,--no-warn-symbol-ordering");
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    if os != "linux" || !order.is_file() {
+        return;
     }
+    // As two words each (`-Xlinker`, the option): a path is not split at
+    // its commas, as it would be after `-Wl,`.
+    let link_args = [
+        "-Xlinker".to_string(),
+        format!("--symbol-ordering-file={}", order.display()),
+        "-Xlinker".to_string(),
+        "--no-warn-symbol-ordering".to_string(),
+    ];
+    if links_with(&link_args, out_dir) {
+        for arg in link_args {
+            println!("cargo:rustc-link-arg-bins={arg}");
+        }
+    } else {
+        println!(
+            "cargo:warning=the linker does not take --symbol-ordering-file: toolcell's start-up code is not laid out together (a slower start, nothing else)"
+        );
+    }
+}
+
+/// Whether an empty program links with `link_args` added, built by the
+/// rustc, target, linker and flags of this build.
+fn links_with(link_args: &[String], out_dir: &Path) -> bool {
+    let probe = out_dir.join("link-probe");
+    let _ = std::fs::create_dir_all(&probe);
+    let source = probe.join("main.rs");
+    if std::fs::write(&source, "fn main() {}\n").is_err() {
+        return false;
+    }
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let mut command = Command::new(rustc);
+    command
+        .arg(&source)
+        .arg("--crate-type=bin")
+        .arg("--out-dir")
+        .arg(&probe);
+    if let Ok(target) = std::env::var("TARGET") {
+        command.args(["--target", &target]);
+    }
+    if let Ok(linker) = std::env::var("RUSTC_LINKER") {
+        command.arg(format!("-Clinker={linker}"));
+    }
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    command.args(flags.split('\x1f').filter(|flag| !flag.is_empty()));
+    for arg in link_args {
+        command.arg(format!("-Clink-arg={arg}"));
+    }
+    command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
 }
 
 /// Writes a built-in tool's manifest (`tool.toml`) as JSON to `json`, its

@@ -23,7 +23,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
-binary=$(realpath "${1:-$root/target/release/toolcell}")
+binary=$(realpath -m "${1:-$root/target/release/toolcell}")
 out=$root/host/link/startup-order.txt
 command -v valgrind >/dev/null || { echo "startup-order.sh needs valgrind (Debian: apt-get install valgrind)" >&2; exit 1; }
 [[ -x $binary ]] || { echo "no binary at $binary: build it first (cargo build --release)" >&2; exit 1; }
@@ -37,28 +37,29 @@ head -c 300 /dev/zero | tr '\0' x > "$work/ws/small.txt"
 for i in $(seq 0 23000); do echo "line $i of a one-megabyte file for read_file"; done > "$work/ws/one_mb.txt"
 
 # The runs, in the order their functions are laid out: what every process
-# runs first, then each command's own.
+# runs first, then each command's own. Words are separated by `|`.
 runs=(
     "--version"
-    "tools list"
-    "tools call read_file --args {\"path\":\"small.txt\"}"
-    "tools call read_file --args {\"path\":\"one_mb.txt\",\"start_line\":1,\"end_line\":1000000}"
-    "tools call list_directory --args {\"path\":\".\",\"recursive\":true}"
-    "tools call search_files --args {\"path\":\".\",\"query\":\"*.md\",\"mode\":\"name\"}"
-    "tools call search_files --args {\"path\":\".\",\"query\":\"line 7\"}"
-    "run workflows/notes-index.rhai --arg folder=docs --arg out=notes.md --approve write_file"
+    "tools|list"
+    'tools|call|read_file|--args|{"path":"small.txt"}'
+    'tools|call|read_file|--args|{"path":"one_mb.txt","start_line":1,"end_line":1000000}'
+    'tools|call|list_directory|--args|{"path":".","recursive":true}'
+    'tools|call|search_files|--args|{"path":".","query":"*.md","mode":"name"}'
+    'tools|call|search_files|--args|{"path":".","query":"line 7"}'
+    "run|workflows/notes-index.rhai|--arg|folder=docs|--arg|out=notes.md|--approve|write_file"
 )
 export TOOLCELL_DATA_DIR="$work/data" TOOLCELL_CACHE_DIR="$work/cache"
 n=0
 for run in "${runs[@]}"; do
     n=$((n + 1))
-    read -r -a words <<< "$run"
+    IFS='|' read -r -a words <<< "$run"
     # Once as it is, to fill the compile cache: a process that compiles a
     # tool is not the one to lay out for.
     (cd "$work/ws" && "$binary" "${words[@]}" >/dev/null 2>&1) || true
     # A run may fail under valgrind (see above): what it executed still counts.
     (cd "$work/ws" && valgrind --tool=callgrind --demangle=no \
         --callgrind-out-file="$work/run.$n" "$binary" "${words[@]}" >/dev/null 2>&1) || true
+    [[ -s $work/run.$n ]] || { echo "valgrind wrote no profile for: ${words[*]}" >&2; exit 1; }
 done
 
 # Every function callgrind names (as the caller or the called) that is one
@@ -70,5 +71,6 @@ for i in $(seq 1 "$n"); do
     sed -n 's/^c\{0,1\}fn=([0-9]*) //p' "$work/run.$i" | sed "s/^/$i /"
 done |
     awk 'NR == FNR { own[$0] = 1; next } own[$2] && !seen[$2]++' "$work/symbols" - |
-    LC_ALL=C sort -k1,1n -k2,2 | cut -d' ' -f2- > "$out"
+    LC_ALL=C sort -k1,1n -k2,2 | cut -d' ' -f2- > "$work/order"
+mv "$work/order" "$out"
 echo "$(wc -l < "$out") functions written to $out"

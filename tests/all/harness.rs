@@ -137,6 +137,40 @@ impl Workspace {
         }
     }
 
+    /// `toolcell tools call NAME --args ARGS --json --yes`, which must end
+    /// within `limit`: a process still running then is killed, and the test
+    /// fails (where a call that never ends would otherwise hang it).
+    pub fn call_within(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        limit: std::time::Duration,
+    ) -> (i32, serde_json::Value) {
+        let args = args.to_string();
+        let mut child = self
+            .command(&["tools", "call", name, "--args", &args, "--json", "--yes"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("running toolcell");
+        let started = std::time::Instant::now();
+        while child.try_wait().expect("waiting for toolcell").is_none() {
+            if started.elapsed() > limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("`tools call {name} {args}` did not end within {limit:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let output = child.wait_with_output().expect("toolcell's output");
+        let run = Run {
+            code: output.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        };
+        (run.code, run.json())
+    }
+
     /// `toolcell tools call NAME --args ARGS --json`, returning the envelope.
     /// Large arguments go through `--args-file` (a command line holds at
     /// most 128 KiB per argument).

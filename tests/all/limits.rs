@@ -3,6 +3,7 @@
 
 use crate::harness::Workspace;
 use serde_json::json;
+use std::time::Duration;
 use toolcell::approval::ApproveAll;
 use toolcell::call::dispatch::Dispatcher;
 use toolcell::call::runner::ToolRunner;
@@ -16,10 +17,14 @@ fn probe_workspace() -> Workspace {
     ws
 }
 
+/// Long enough for any of these calls to have ended on a loaded machine:
+/// past it, the deadline did not work.
+const HANG: Duration = Duration::from_secs(60);
+
 #[test]
 fn an_endless_loop_stops_at_the_deadline() {
     let ws = probe_workspace();
-    let (code, envelope) = ws.call("probe", json!({"action": "loop"}));
+    let (code, envelope) = ws.call_within("probe", json!({"action": "loop"}), HANG);
     assert_eq!(code, 3, "{envelope}");
     assert_eq!(envelope["error"]["kind"], "timeout", "{envelope}");
     assert!(
@@ -31,6 +36,28 @@ fn an_endless_loop_stops_at_the_deadline() {
     );
     let elapsed = envelope["duration_ms"].as_f64().unwrap();
     assert!(elapsed >= 1900.0, "stopped too early: {elapsed} ms");
+}
+
+/// The time a call spends waiting in the host counts toward its deadline:
+/// a call that sleeps most of its time away and then spins is stopped at
+/// the deadline, not a whole timeout after it started spinning.
+#[test]
+fn time_waited_in_the_host_counts_toward_the_deadline() {
+    let ws = probe_workspace();
+    let (code, envelope) = ws.call_within(
+        "probe",
+        json!({"action": "sleep_then_loop", "sleep_ms": 1500}),
+        HANG,
+    );
+    assert_eq!(code, 3, "{envelope}");
+    assert_eq!(envelope["error"]["kind"], "timeout", "{envelope}");
+    // The probe's timeout is 2000 ms: stopped after its sleep and before a
+    // second timeout could have passed in its loop.
+    let elapsed = envelope["duration_ms"].as_f64().unwrap();
+    assert!(
+        (1500.0..3500.0).contains(&elapsed),
+        "ended after {elapsed} ms: {envelope}"
+    );
 }
 
 #[test]

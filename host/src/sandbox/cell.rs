@@ -208,7 +208,7 @@ impl Cell {
             CellState::new(grant, stdout.clone(), stderr.clone()).map_err(RunError::Setup)?;
         let mut store = Store::new(engine, state);
         store.limiter(|state| &mut state.limiter);
-        start_budget(&mut store, grant, clock);
+        start_budget(&mut store, grant, clock)?;
         let instance = match within_time_limit(grant, pre.instantiate_async(&mut store)).await? {
             Ok(instance) => instance,
             Err(error) => return Err(run_error(&error, &store, grant)),

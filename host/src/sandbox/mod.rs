@@ -445,12 +445,19 @@ async fn within_time_limit<F: std::future::Future>(
 /// the guest spins; after the grant's timeout in ticks it traps. With the
 /// alarm, the epoch advances only when the time is up, and the call traps
 /// at that one tick.
-fn start_budget(store: &mut Store<CellState>, grant: &ToolGrant, clock: EpochClock) {
+fn start_budget(
+    store: &mut Store<CellState>,
+    grant: &ToolGrant,
+    clock: EpochClock,
+) -> Result<(), RunError> {
     if clock == EpochClock::AtDeadline {
+        // Armed first: the last budget's alarm, gone off in between, would
+        // end this one at once.
+        alarm::arm(Duration::from_millis(grant.limits.timeout_ms))
+            .map_err(|e| RunError::Setup(anyhow::anyhow!("cannot set the call's deadline: {e}")))?;
         store.set_epoch_deadline(1);
         store.epoch_deadline_callback(|_| Err(Trap::Interrupt.into()));
-        alarm::arm(Duration::from_millis(grant.limits.timeout_ms));
-        return;
+        return Ok(());
     }
     let mut remaining = grant
         .limits
@@ -465,6 +472,7 @@ fn start_budget(store: &mut Store<CellState>, grant: &ToolGrant, clock: EpochClo
             Ok(UpdateDeadline::Yield(1))
         }
     });
+    Ok(())
 }
 
 /// One call of the tool instantiated in `store`, under the grant's limits.
@@ -476,10 +484,17 @@ async fn call_tool(
     clock: EpochClock,
 ) -> Result<JsonText, RunError> {
     let limit = Duration::from_millis(grant.limits.timeout_ms);
-    start_budget(store, grant, clock);
+    start_budget(store, grant, clock)?;
     store.data_mut().process.start_clock(Instant::now() + limit);
     let call = instance.toolcell_tool_tool().call_call(&mut *store, args);
-    let returned = within_time_limit(grant, call).await?;
+    let returned = within_time_limit(grant, call).await;
+    if clock == EpochClock::AtDeadline {
+        // The call is over: no alarm is to come while its result is
+        // printed. An error here leaves an alarm that only advances the
+        // epoch.
+        let _ = alarm::disarm();
+    }
+    let returned = returned?;
     let outcome = match returned {
         Ok(Ok(text)) => {
             if text.len() as u64 > grant.limits.max_output_bytes {
