@@ -9,6 +9,7 @@
 //! - [`locations`]: where toolcell keeps its files;
 //! - [`openat`]: `openat2` and a descriptor's real path;
 //! - [`folder`]: a folder's names and types from its directory stream;
+//! - [`entry`]: the process's entry, without Rust's runtime's start-up;
 //! - [`heap`]: the C allocator keeping freed memory for reuse;
 //! - [`idle`]: threads that work only in a core's spare time;
 //! - [`glob`]: path patterns matched name by name (`*`, `?`, `**`);
@@ -19,6 +20,7 @@
 //! - [`listener`]: the HTTP servers' sockets, sending without delay.
 
 pub mod child;
+pub mod entry;
 pub mod folder;
 pub mod glob;
 pub mod heap;

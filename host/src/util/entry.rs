@@ -1,0 +1,55 @@
+//! The process's entry: what Rust's runtime does before `main` that
+//! toolcell needs, without what it does that a start pays for and toolcell
+//! does not use.
+//!
+//! The binary defines the C `main` itself (`#![no_main]` in `main.rs`), so
+//! Rust's `lang_start` does not run. That skips the stack-overflow handler
+//! it installs for the main thread, which finds the thread's stack with
+//! `pthread_getattr_np`: glibc reads and parses `/proc/self/maps` for it,
+//! and the kernel writes that file out, a tenth of `toolcell --version`'s
+//! time (0.2 ms of 1.4–2.1, BENCHMARKS.md, issue 21). A stack overflow on
+//! the main thread is then a plain `SIGSEGV` instead of an abort with a
+//! message: either way the process ends.
+//!
+//! What the runtime does that toolcell relies on is done here:
+//! [`prepare_process`] before anything else, [`exit_with`] at the end.
+//! Arguments and the environment need nothing: std takes them from glibc
+//! when the binary is loaded, not in `lang_start`.
+
+/// The exit code of a process whose `main` panicked, as Rust's runtime
+/// gives it.
+pub const EXIT_PANICKED: i32 = 101;
+
+/// Before anything else in the process:
+/// - file descriptors 0, 1 and 2, if closed, are opened on `/dev/null`, so
+///   that no file the process opens later takes their place (and is
+///   written to as stdout);
+/// - `SIGPIPE` is ignored: a write to a closed pipe fails with an error
+///   (`toolcell tools list | head` ends quietly on it) instead of killing
+///   the process.
+pub fn prepare_process() {
+    for fd in 0..3 {
+        // SAFETY: F_GETFD only asks whether `fd` is open; `open` of a
+        // constant path returns the lowest free descriptor, `fd` itself,
+        // as every lower one is open.
+        unsafe {
+            let closed = libc::fcntl(fd, libc::F_GETFD) == -1
+                && std::io::Error::last_os_error().raw_os_error() == Some(libc::EBADF);
+            if closed && libc::open(c"/dev/null".as_ptr(), libc::O_RDWR) == -1 {
+                // As Rust's runtime does: a process whose stdout might be
+                // a file it opens must not go on.
+                libc::abort();
+            }
+        }
+    }
+    // SAFETY: setting a signal's disposition to "ignore".
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+}
+
+/// Runs `main` and ends the process with its exit code, or
+/// [`EXIT_PANICKED`] if it panicked (its message printed by the panic
+/// hook, as always); stdout is flushed on the way out.
+pub fn exit_with(main: impl FnOnce() -> i32 + std::panic::UnwindSafe) -> ! {
+    let code = std::panic::catch_unwind(main).unwrap_or(EXIT_PANICKED);
+    std::process::exit(code)
+}
