@@ -38,7 +38,7 @@ fn builtin_tools() -> Vec<ToolSpec> {
             ToolSpec {
                 name: m.name,
                 description: m.description,
-                parameters: m.parameters,
+                parameters: m.parameters.value().clone(),
             }
         })
         .collect();

@@ -32,7 +32,7 @@ pub fn offered_tools(dispatcher: &Dispatcher) -> Vec<ToolSpec> {
                 ToolSpec {
                     name: name.to_string(),
                     description: entry.manifest.description.clone(),
-                    parameters: entry.manifest.parameters.clone(),
+                    parameters: entry.manifest.parameters.value().clone(),
                 }
             })
         })

@@ -142,7 +142,7 @@ fn manifest_for(
             ServerApproval::Auto => ManifestApproval::Auto,
         },
         opt_in: false,
-        parameters,
+        parameters: parameters.into(),
         capabilities: Capabilities::default(),
         limits: Limits {
             timeout_ms: timeout_ms.clamp(

@@ -8,6 +8,7 @@
 //! is an error that names the file, the key, the line and the fix.
 
 use crate::tool::limits::{self, Limits};
+use crate::tool::parameters::Parameters;
 use crate::util::names::{check_host_pattern, check_program, check_tool_name, is_env_name};
 use crate::util::problem::{Document, Problem, key_at, line_col};
 use serde::Deserialize;
@@ -81,7 +82,7 @@ pub struct ToolManifest {
     /// they are given, such as `run_python`.
     pub opt_in: bool,
     /// JSON Schema of the arguments, given to the model as is.
-    pub parameters: serde_json::Value,
+    pub parameters: Parameters,
     pub capabilities: Capabilities,
     pub limits: Limits,
 }
@@ -340,7 +341,7 @@ impl ToolManifest {
             mutates: raw.mutates,
             approval: raw.approval,
             opt_in: raw.opt_in,
-            parameters,
+            parameters: parameters.into(),
             capabilities: Capabilities {
                 fs: raw.capabilities.fs,
                 network: raw
@@ -383,7 +384,7 @@ struct Fields {
     approval: Option<ManifestApproval>,
     #[serde(default)]
     opt_in: bool,
-    parameters: serde_json::Value,
+    parameters: Parameters,
     #[serde(default)]
     capabilities: Capabilities,
     #[serde(default)]
