@@ -35,6 +35,9 @@ cp "$root"/docs/*.md "$work/ws/docs/"
 cp -r "$root/workflows" "$work/ws/"
 head -c 300 /dev/zero | tr '\0' x > "$work/ws/small.txt"
 for i in $(seq 0 23000); do echo "line $i of a one-megabyte file for read_file"; done > "$work/ws/one_mb.txt"
+# A workspace config, trusted, as most workspaces have: reading it and
+# checking its trust is part of every start there.
+printf '[tools.list_directory]\nenv = ["TOOLCELL_LIST_MAX_ENTRIES"]\n' > "$work/ws/toolcell.toml"
 
 # The runs, in the order their functions are laid out: what every process
 # runs first, then each command's own. Words are separated by `|`.
@@ -49,6 +52,7 @@ runs=(
     "run|workflows/notes-index.rhai|--arg|folder=docs|--arg|out=notes.md|--approve|write_file"
 )
 export TOOLCELL_DATA_DIR="$work/data" TOOLCELL_CACHE_DIR="$work/cache"
+(cd "$work/ws" && "$binary" trust >/dev/null)
 n=0
 for run in "${runs[@]}"; do
     n=$((n + 1))
