@@ -1,10 +1,10 @@
 //! No stack overflow from input. Values nested thousands of levels deep,
 //! imports that loop, deeply nested source and model arguments `[[[[…`
 //! each end in an error that names the limit and the place — never in a
-//! stack overflow, which aborts the process (and, in the daemon, every
-//! schedule with it). Each test runs the real binary on a real input; an
-//! abort shows as exit code -1 (killed by SIGABRT), so every test asserts
-//! the exact exit code first.
+//! stack overflow, which ends the process (and, in the daemon, every
+//! schedule with it). Each test runs the real binary on a real input; a
+//! process killed by a signal (SIGSEGV for an overflow) shows as exit code
+//! -1, so every test asserts the exact exit code first.
 
 use crate::agent::{chat, tool_results, workspace};
 use crate::harness::{Run, Workspace};

@@ -2,19 +2,23 @@
 //! toolcell needs, without what it does that a start pays for and toolcell
 //! does not use.
 //!
-//! The binary defines the C `main` itself (`#![no_main]` in `main.rs`), so
-//! Rust's `lang_start` does not run. That skips the stack-overflow handler
-//! it installs for the main thread, which finds the thread's stack with
-//! `pthread_getattr_np`: glibc reads and parses `/proc/self/maps` for it,
-//! and the kernel writes that file out, a tenth of `toolcell --version`'s
-//! time (0.2 ms of 1.4–2.1, BENCHMARKS.md, issue 21). A stack overflow on
-//! the main thread is then a plain `SIGSEGV` instead of an abort with a
-//! message: either way the process ends.
+//! On Linux with glibc the binary defines the C `main` itself
+//! (`#![no_main]` in `main.rs`), so Rust's `lang_start` does not run. That
+//! skips its stack-overflow handler, whose set-up finds the main thread's
+//! stack with `pthread_getattr_np`: glibc reads and parses
+//! `/proc/self/maps` for it, and the kernel writes that file out, a tenth
+//! of `toolcell --version`'s time (0.2 ms of 1.4–2.1, BENCHMARKS.md, issue
+//! 21). Without the handler a stack overflow on any thread is a plain
+//! `SIGSEGV`, not an abort with a message naming the thread: either way
+//! the process ends (and toolcell's inputs are held to depth limits that
+//! keep it from overflowing, `tests/all/depth.rs`). Panics name the main
+//! thread `<unnamed>`, and backtraces are not cut at `main`.
 //!
 //! What the runtime does that toolcell relies on is done here:
 //! [`prepare_process`] before anything else, [`exit_with`] at the end.
-//! Arguments and the environment need nothing: std takes them from glibc
-//! when the binary is loaded, not in `lang_start`.
+//! Arguments and the environment need nothing on glibc, which hands them
+//! to std when the binary is loaded (elsewhere `main.rs` keeps Rust's own
+//! `main`).
 
 /// The exit code of a process whose `main` panicked, as Rust's runtime
 /// gives it.
