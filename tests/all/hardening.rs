@@ -11,7 +11,6 @@ use crate::model_server::{ModelServer, Part, Reply, ollama, openai};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// What a run of the binary did, with its peak memory.
@@ -34,47 +33,14 @@ fn high_water_kib(pid: u32) -> Option<u64> {
 /// this test process, which the child starts out sharing.
 fn run_measured(ws: &Workspace, args: &[&str], limit: Duration) -> Measured {
     let started = Instant::now();
-    let mut child = ws
-        .command(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("running toolcell");
-    let pid = child.id();
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        std::io::Read::read_to_end(&mut stdout, &mut text).ok();
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        std::io::Read::read_to_end(&mut stderr, &mut text).ok();
-        text
-    });
     let mut peak_kib = 0;
-    let status = loop {
-        // Sampled before checking for the exit: the high-water mark only
-        // grows, so a late sample sees all of it.
+    let run = ws.run_within(args, limit, |pid| {
         if let Some(kib) = high_water_kib(pid) {
             peak_kib = peak_kib.max(kib);
         }
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if started.elapsed() > limit {
-            child.kill().ok();
-            panic!("toolcell {args:?} still ran after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    };
+    });
     Measured {
-        run: Run {
-            code: status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
-            stderr: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
-        },
+        run,
         peak_kib,
         took: started.elapsed(),
     }

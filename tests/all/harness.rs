@@ -137,9 +137,56 @@ impl Workspace {
         }
     }
 
+    /// Runs `toolcell ARGS`, which must end within `limit`: a process still
+    /// running then is killed, and the test fails (where one that never
+    /// ends would otherwise hang it). `watch` is given its pid every 2 ms
+    /// while it runs, before each look for its exit (a sample taken after
+    /// the last look sees all it did). Its output is read as it comes, so
+    /// a long one never fills the pipe and stops it.
+    pub fn run_within(
+        &self,
+        args: &[&str],
+        limit: std::time::Duration,
+        mut watch: impl FnMut(u32),
+    ) -> Run {
+        let started = std::time::Instant::now();
+        let mut child = self
+            .command(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("running toolcell");
+        let pid = child.id();
+        let read_all = |mut pipe: Box<dyn std::io::Read + Send>| {
+            std::thread::spawn(move || {
+                let mut text = Vec::new();
+                pipe.read_to_end(&mut text).ok();
+                String::from_utf8_lossy(&text).into_owned()
+            })
+        };
+        let stdout = read_all(Box::new(child.stdout.take().expect("piped stdout")));
+        let stderr = read_all(Box::new(child.stderr.take().expect("piped stderr")));
+        let status = loop {
+            watch(pid);
+            if let Some(status) = child.try_wait().expect("waiting for toolcell") {
+                break status;
+            }
+            if started.elapsed() > limit {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!("toolcell {args:?} still ran after {limit:?}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        };
+        Run {
+            code: status.code().unwrap_or(-1),
+            stdout: stdout.join().expect("reading stdout"),
+            stderr: stderr.join().expect("reading stderr"),
+        }
+    }
+
     /// `toolcell tools call NAME --args ARGS --json --yes`, which must end
-    /// within `limit`: a process still running then is killed, and the test
-    /// fails (where a call that never ends would otherwise hang it).
+    /// within `limit` ([`Workspace::run_within`]), returning the envelope.
     pub fn call_within(
         &self,
         name: &str,
@@ -147,27 +194,11 @@ impl Workspace {
         limit: std::time::Duration,
     ) -> (i32, serde_json::Value) {
         let args = args.to_string();
-        let mut child = self
-            .command(&["tools", "call", name, "--args", &args, "--json", "--yes"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("running toolcell");
-        let started = std::time::Instant::now();
-        while child.try_wait().expect("waiting for toolcell").is_none() {
-            if started.elapsed() > limit {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!("`tools call {name} {args}` did not end within {limit:?}");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        let output = child.wait_with_output().expect("toolcell's output");
-        let run = Run {
-            code: output.status.code().unwrap_or(-1),
-            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-        };
+        let run = self.run_within(
+            &["tools", "call", name, "--args", &args, "--json", "--yes"],
+            limit,
+            |_| {},
+        );
         (run.code, run.json())
     }
 
