@@ -14,6 +14,7 @@
 
 use std::borrow::Cow;
 
+use super::json_check;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -24,7 +25,7 @@ const MAX_DEPTH: usize = 127;
 /// A JSON document, checked and kept as text.
 #[derive(Debug, Clone)]
 pub struct JsonText {
-    raw: Box<RawValue>,
+    text: String,
     /// Whitespace outside its strings: [`JsonText::compact`] has some to drop.
     spaced: bool,
 }
@@ -33,13 +34,13 @@ impl JsonText {
     /// Checks that `text` is one JSON document, nested no deeper than
     /// serde_json parses into a tree, and keeps it without copying.
     pub fn parse(text: String) -> Result<Self, serde_json::Error> {
-        let raw = RawValue::from_string(text)?;
-        let Some(spaced) = spaced_within_depth(raw.get(), MAX_DEPTH) else {
-            return Err(serde::de::Error::custom(format!(
-                "it is nested deeper than {MAX_DEPTH} arrays and objects"
-            )));
-        };
-        Ok(Self { raw, spaced })
+        match json_check::check(&text, MAX_DEPTH) {
+            Some(checked) => Ok(Self {
+                text,
+                spaced: checked.spaced,
+            }),
+            None => Err(refusal(&text)),
+        }
     }
 
     /// The text of `value`, for results made in the host (an MCP server's).
@@ -51,14 +52,14 @@ impl JsonText {
 
     fn null() -> Self {
         Self {
-            raw: RawValue::NULL.to_owned(),
+            text: "null".into(),
             spaced: false,
         }
     }
 
     /// The text as the tool wrote it.
     pub fn as_str(&self) -> &str {
-        self.raw.get()
+        &self.text
     }
 
     /// As a tree: for callers that work on the value.
@@ -126,7 +127,9 @@ impl JsonText {
     ) -> std::io::Result<()> {
         // Laid out in a buffer of its own, handed to `out` a chunk at a
         // time: a token is a copy, not a call through `dyn Write` (a
-        // 20,000-entry listing has hundreds of thousands of them).
+        // 20,000-entry listing has hundreds of thousands of them). One
+        // loop over the bytes, no token made: the layout of such a listing
+        // took as long as the cell's walk (issue 21).
         const CHUNK: usize = 64 << 10;
         /// A line break and the indent of the deepest levels most documents
         /// reach, sliced to the depth (two spaces a level).
@@ -141,27 +144,61 @@ impl JsonText {
                 laid.resize(laid.len() + indent, b' ');
             }
         };
+        let bytes = self.as_str().as_bytes();
         let mut laid = Vec::with_capacity(CHUNK + 256);
         let mut depth = depth;
-        for token in Tokens::new(self.as_str()) {
-            match token {
-                Token::Open(c) => {
-                    laid.push(c as u8);
-                    depth += 1;
-                    newline(&mut laid, depth);
+        let mut at = 0;
+        while at < bytes.len() {
+            let byte = bytes[at];
+            match byte {
+                b'"' => {
+                    let end = string_end(bytes, at);
+                    if end - at >= CHUNK {
+                        // A long string (a file's text) goes out as it is,
+                        // not copied into the buffer first.
+                        out.write_all(&laid)?;
+                        laid.clear();
+                        out.write_all(&bytes[at..end])?;
+                    } else {
+                        laid.extend_from_slice(&bytes[at..end]);
+                    }
+                    at = end;
                 }
-                Token::Close(c) => {
+                b'{' | b'[' => {
+                    // `}` and `]` are two past `{` and `[` in ASCII.
+                    let close = byte + 2;
+                    let inside = skip_space(bytes, at + 1);
+                    if bytes.get(inside) == Some(&close) {
+                        laid.extend_from_slice(&[byte, close]);
+                        at = inside + 1;
+                    } else {
+                        laid.push(byte);
+                        depth += 1;
+                        newline(&mut laid, depth);
+                        at = inside;
+                    }
+                }
+                b'}' | b']' => {
                     depth = depth.saturating_sub(1);
                     newline(&mut laid, depth);
-                    laid.push(c as u8);
+                    laid.push(byte);
+                    at += 1;
                 }
-                Token::Comma(c) => {
-                    laid.push(c as u8);
+                b',' => {
+                    laid.push(b',');
                     newline(&mut laid, depth);
+                    at += 1;
                 }
-                Token::Colon(_) => laid.extend_from_slice(b": "),
-                Token::Other(s) => laid.extend_from_slice(s.as_bytes()),
-                Token::Empty(pair) => laid.extend_from_slice(pair.as_bytes()),
+                b':' => {
+                    laid.extend_from_slice(b": ");
+                    at += 1;
+                }
+                b' ' | b'\n' | b'\r' | b'\t' => at += 1,
+                // A number or a literal, a byte at a time.
+                _ => {
+                    laid.push(byte);
+                    at += 1;
+                }
             }
             if laid.len() >= CHUNK {
                 out.write_all(&laid)?;
@@ -172,10 +209,23 @@ impl JsonText {
     }
 }
 
+/// The index of the first byte at or after `at` that is not JSON's
+/// whitespace.
+fn skip_space(bytes: &[u8], mut at: usize) -> usize {
+    while at < bytes.len() && matches!(bytes[at], b' ' | b'\n' | b'\r' | b'\t') {
+        at += 1;
+    }
+    at
+}
+
 /// Written into a larger document as it is (serde_json keeps raw text).
 impl serde::Serialize for JsonText {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.raw.serialize(serializer)
+        // serde_json writes text into a document as it is only from a
+        // `RawValue`; the text was checked, so reading it as one succeeds.
+        let raw: &RawValue =
+            serde_json::from_str(self.as_str()).map_err(serde::ser::Error::custom)?;
+        raw.serialize(serializer)
     }
 }
 
@@ -210,10 +260,7 @@ impl<'a> Tokens<'a> {
     }
 
     fn skip_space(&mut self) {
-        let bytes = self.text.as_bytes();
-        while self.at < bytes.len() && bytes[self.at].is_ascii_whitespace() {
-            self.at += 1;
-        }
+        self.at = skip_space(self.text.as_bytes(), self.at);
     }
 }
 
@@ -259,31 +306,20 @@ impl<'a> Iterator for Tokens<'a> {
     }
 }
 
-/// Whether valid JSON `text` has whitespace outside its strings, or `None`
-/// if it nests arrays and objects deeper than `limit`: one pass for both.
-fn spaced_within_depth(text: &str, limit: usize) -> Option<bool> {
-    let bytes = text.as_bytes();
-    let (mut at, mut depth, mut spaced) = (0, 0usize, false);
-    while at < bytes.len() {
-        match bytes[at] {
-            b'"' => {
-                at = string_end(bytes, at);
-                continue;
-            }
-            b'[' | b'{' => {
-                depth += 1;
-                if depth > limit {
-                    return None;
-                }
-            }
-            b']' | b'}' => depth = depth.saturating_sub(1),
-            b' ' | b'\n' | b'\r' | b'\t' => spaced = true,
-            _ => {}
-        }
-        at += 1;
+/// What is wrong with `text`, which [`json_check::check`] refused: where
+/// serde_json (which takes the same documents) finds fault, or its depth.
+fn refusal(text: &str) -> serde_json::Error {
+    match serde_json::from_str::<&RawValue>(text) {
+        Err(e) => e,
+        Ok(_) => serde::de::Error::custom(format!(
+            "it is nested deeper than {MAX_DEPTH} arrays and objects"
+        )),
     }
-    Some(spaced)
 }
+
+/// Bytes of a string looked at one by one before [`string_end`] searches
+/// for its quote: the keys and names of a listing end within them.
+const SHORT_STRING: usize = 64;
 
 /// The index just past the string of valid JSON whose opening quote is at
 /// `open`.
@@ -295,7 +331,21 @@ fn spaced_within_depth(text: &str, limit: usize) -> Option<bool> {
 /// each escape made the string of a 4 KB file of 63-byte lines 65
 /// searches instead of one.
 fn string_end(bytes: &[u8], open: usize) -> usize {
+    // Most strings are short (keys, names, paths): a plain loop finds their
+    // end before a vector search is set up; a long one is searched for.
     let mut at = open + 1;
+    let scanned = (at + SHORT_STRING).min(bytes.len());
+    while at < scanned {
+        match bytes[at] {
+            b'"' => return at + 1,
+            // An escape's second byte is never the string's end.
+            b'\\' => at += 2,
+            _ => at += 1,
+        }
+    }
+    if at >= bytes.len() {
+        return bytes.len();
+    }
     while let Some(offset) = memchr::memchr(b'"', &bytes[at..]) {
         let quote = at + offset;
         let backslashes = bytes[at..quote]
@@ -369,6 +419,19 @@ mod tests {
         let again = text(&spaced.pretty());
         assert_eq!(again.compact(), spaced.compact());
         assert_eq!(again.to_value(), spaced.to_value());
+    }
+
+    #[test]
+    fn a_string_longer_than_the_layout_buffer_is_laid_out_whole() {
+        // Written past the buffer, between what was laid out before and
+        // after it: the order must hold.
+        let long = "line\\n\\\"".repeat(20_000);
+        let case = format!(r#"{{"a":1,"content":"{long}","lines":[1,2]}}"#);
+        let tree: Value = serde_json::from_str(&case).unwrap();
+        assert_eq!(
+            text(&case).pretty(),
+            serde_json::to_string_pretty(&tree).unwrap()
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@
 //! - [`idle`]: threads that work only in a core's spare time;
 //! - [`glob`]: path patterns matched name by name (`*`, `?`, `**`);
 //! - [`json_text`]: JSON checked once and kept as text;
+//! - [`json_check`]: JSON's grammar, nesting and spacing checked in one pass;
 //! - [`problem`]: what is wrong in a TOML file, said the same way for the
 //!   manifest and the config;
 //! - [`secret`]: random tokens, compared in constant time;
@@ -25,6 +26,7 @@ pub mod folder;
 pub mod glob;
 pub mod heap;
 pub mod idle;
+pub mod json_check;
 pub mod json_text;
 pub mod listener;
 pub mod locations;
