@@ -171,7 +171,10 @@ fn main() {
                     ToolRunner::unrecorded(&setup.dispatcher, &ApproveAll)
                         .call("read_file", args.clone()),
                 );
-                assert_eq!(result.value.as_ref().unwrap().to_value()["size"], 4096);
+                assert_eq!(
+                    result.value.as_ref().unwrap().to_value().unwrap()["size"],
+                    4096
+                );
             }),
             p50s: Vec::new(),
             p99s: Vec::new(),

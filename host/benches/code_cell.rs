@@ -196,7 +196,7 @@ fn main() {
         let started = Instant::now();
         let outcome = runtime.block_on(sandbox.run(tool, &grant, &args));
         let took = started.elapsed();
-        let result = outcome.result.unwrap().to_value();
+        let result = outcome.result.unwrap().to_value().unwrap();
         assert_eq!(result["error"], Value::Null, "{result}");
         (took, result)
     };

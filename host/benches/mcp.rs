@@ -525,7 +525,7 @@ fn in_process(workspace: &Path, cache: &Path, state: &Path) -> InProcess {
             ToolRunner::unrecorded(dispatcher, &approver).call("read_file", args.clone()),
         );
         let elapsed = start.elapsed();
-        check_value(&result.value.as_ref().unwrap().to_value());
+        check_value(&result.value.as_ref().unwrap().to_value().unwrap());
         elapsed
     };
     let dispatcher_samples = measure(&mut |_| direct(&dispatcher));
@@ -599,7 +599,7 @@ async fn recorded_call(
     let error = result.error.as_ref().map(|e| e.message.as_str());
     store.finish_run(run, status, None, error).unwrap();
     let value = result.value.unwrap_or_else(|| panic!("{}", result.content));
-    check_value(&value.to_value());
+    check_value(&value.to_value().unwrap());
     value.as_str().to_string()
 }
 

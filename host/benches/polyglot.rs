@@ -196,7 +196,7 @@ fn main() {
             label: format!("{lang:?} {what}, fresh instance per call"),
             call: Box::new(move || {
                 let outcome = runtime.block_on(sandbox.run(tool, grant, args));
-                let result = outcome.result.unwrap().to_value();
+                let result = outcome.result.unwrap().to_value().unwrap();
                 if !noop {
                     assert_eq!(result["bytes"], expected.2 as u64);
                 }

@@ -239,6 +239,30 @@ fn approval_is_asked_and_policy_is_honoured() {
 }
 
 #[test]
+fn a_result_a_tree_cannot_hold_is_printed_as_written_and_refused_to_a_script() {
+    let ws = Workspace::new();
+    ws.install_probe();
+    ws.write("toolcell.toml", "[tools.probe]\napproval = \"auto\"\n");
+    let args = r#"{"action": "raw", "text": "{\"n\":1e400}"}"#;
+    let run = ws.run(&["tools", "call", "probe", "--args", args]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout.trim(), "{\n  \"n\": 1e400\n}", "{run:?}");
+    // A script gets values, and this one has none: an error naming the
+    // tool and why, not a silent `()`.
+    ws.write(
+        "w.rhai",
+        "let r = tool(\"probe\", #{ action: \"raw\", text: `{\"n\":1e400}` });\nprint(r);\n",
+    );
+    let run = ws.run(&["run", "w.rhai"]);
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr
+            .contains("the result of `probe` is JSON a script cannot hold"),
+        "{run:?}"
+    );
+}
+
+#[test]
 fn add_and_remove_an_out_of_tree_tool() {
     let ws = Workspace::new();
     ws.install_probe();

@@ -173,7 +173,7 @@ async fn the_next_call_succeeds_after_each_failure() {
                 .call("probe", json!({"action": "echo", "n": 1}))
                 .await;
             assert_eq!(
-                next.value.expect("the next call works").to_value()["n"],
+                next.value.expect("the next call works").to_value().unwrap()["n"],
                 1,
                 "after {kind} ({allocation:?})"
             );

@@ -320,6 +320,25 @@ fn every_call_runs_in_an_instance_of_its_own_with_cells_built_ahead() {
 }
 
 #[test]
+fn a_result_a_tree_cannot_hold_is_answered_as_its_text_alone() {
+    // JSON's grammar allows numbers no f64 holds; serde_json's tree does
+    // not. The answer's text is the result as written, and the optional
+    // structured content is left out rather than made `null`.
+    let ws = Workspace::new();
+    ws.install_probe();
+    ws.write("toolcell.toml", "[tools.probe]\napproval = \"auto\"\n");
+    let mut mcp = Session::start(&ws, &[]);
+    let written = r#"{"n":1e400,"s":"ok"}"#;
+    let answer = mcp.call("probe", json!({"action": "raw", "text": written}));
+    assert_eq!(answer["isError"], false, "{answer}");
+    assert_eq!(text(&answer), written, "{answer}");
+    assert!(answer.get("structuredContent").is_none(), "{answer}");
+    let fine = mcp.call("probe", json!({"action": "raw", "text": r#"{"n":1e300}"#}));
+    assert_eq!(fine["structuredContent"]["n"], 1e300, "{fine}");
+    mcp.close();
+}
+
+#[test]
 fn a_root_replaced_between_calls_is_seen_as_it_is_now() {
     // A cell built ahead holds its folders open: if the folder at a root's
     // path is replaced in the meantime, the call must see the new one.

@@ -191,7 +191,10 @@ impl ToolServer {
         let mut answer = match result.value {
             Some(value) => {
                 let mut done = CallToolResult::success(vec![ContentBlock::text(content)]);
-                done.structured_content = value.is_object().then(|| value.to_value());
+                // Structured content is optional: a result a tree cannot
+                // hold (a number out of range) goes as its text alone.
+                done.structured_content =
+                    value.is_object().then(|| value.to_value().ok()).flatten();
                 done
             }
             None => CallToolResult::error(vec![ContentBlock::text(content)]),

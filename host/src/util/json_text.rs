@@ -19,7 +19,10 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 /// serde_json's own limit on nesting when it builds a tree (it refuses the
-/// 128th level): text that passes here always becomes a [`Value`] too.
+/// 128th level). Text that passes here becomes a [`Value`] unless it holds
+/// what JSON's grammar allows and a tree cannot: a number out of `f64`'s
+/// range (`1e400`) or half of a surrogate pair (`"\ud800"`); see
+/// [`JsonText::to_value`].
 const MAX_DEPTH: usize = 127;
 
 /// A JSON document, checked and kept as text.
@@ -62,10 +65,12 @@ impl JsonText {
         &self.text
     }
 
-    /// As a tree: for callers that work on the value.
-    pub fn to_value(&self) -> Value {
-        // The text was checked by the same parser with the same limits.
-        serde_json::from_str(self.as_str()).unwrap_or(Value::Null)
+    /// As a tree: for callers that work on the value. Refused for the
+    /// documents JSON's grammar allows and a tree cannot hold (a number out
+    /// of range, a lone surrogate's escape); the text itself is passed on
+    /// and laid out as written.
+    pub fn to_value(&self) -> Result<Value, serde_json::Error> {
+        serde_json::from_str(self.as_str())
     }
 
     /// Whether the document is an object.
@@ -418,7 +423,7 @@ mod tests {
         );
         let again = text(&spaced.pretty());
         assert_eq!(again.compact(), spaced.compact());
-        assert_eq!(again.to_value(), spaced.to_value());
+        assert_eq!(again.to_value().unwrap(), spaced.to_value().unwrap());
     }
 
     #[test]
@@ -472,11 +477,23 @@ mod tests {
             "past the nesting limit"
         );
         let deepest = JsonText::parse(deep(MAX_DEPTH)).unwrap();
-        assert!(deepest.to_value().is_array(), "what passes becomes a tree");
+        assert!(
+            deepest.to_value().unwrap().is_array(),
+            "what passes becomes a tree"
+        );
         assert!(
             JsonText::parse(format!(r#"["{}"]"#, "[".repeat(500))).is_ok(),
             "in a string"
         );
+    }
+
+    #[test]
+    fn json_a_tree_cannot_hold_passes_as_text_and_is_refused_as_a_tree() {
+        for case in [r#"{"n":1e400}"#, r#"["\ud800"]"#, r#""\udc00x""#] {
+            let checked = text(case);
+            assert_eq!(checked.compact(), case);
+            assert!(checked.to_value().is_err(), "{case}");
+        }
     }
 
     #[test]
@@ -486,10 +503,10 @@ mod tests {
         assert_eq!(text(r#""a\nb""#).as_string().as_deref(), Some("a\nb"));
         assert_eq!(text("1").as_string(), None);
         assert_eq!(
-            text(r#"{"a":[1]}"#).to_value(),
+            text(r#"{"a":[1]}"#).to_value().unwrap(),
             serde_json::json!({"a": [1]})
         );
         let value = serde_json::json!({"z": 1, "a": "é"});
-        assert_eq!(JsonText::from_value(&value).to_value(), value);
+        assert_eq!(JsonText::from_value(&value).to_value().unwrap(), value);
     }
 }

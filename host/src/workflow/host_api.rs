@@ -189,7 +189,17 @@ impl HostContext {
             return Err(stop(CANCELLED));
         }
         match result.value {
-            Some(value) => to_dynamic(&value.to_value(), &format!("the result of `{name}`")),
+            Some(value) => match value.to_value() {
+                Ok(tree) => to_dynamic(&tree, &format!("the result of `{name}`")),
+                Err(e) => Err(thrown(
+                    ErrorKind::InvalidResult,
+                    format!(
+                        "the result of `{name}` is JSON a script cannot hold as a value ({e}); \
+                         its text is in the run's record (`toolcell runs show`)"
+                    ),
+                    &[("tool", name)],
+                )),
+            },
             None => {
                 let error = result.error.unwrap_or(Failure {
                     kind: ErrorKind::Failed,
