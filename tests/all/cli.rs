@@ -405,6 +405,63 @@ fn read_file_gives_every_text_as_it_is_whatever_it_must_escape_and_however_it_is
 }
 
 #[test]
+fn read_file_tells_text_from_binary_and_counts_lines_wherever_the_bytes_fall() {
+    // The cell looks at a file sixteen bytes at a time and sums its counts
+    // every 255 blocks: a NUL, a byte that is not UTF-8 or one that is not
+    // ASCII, and newlines, at each edge of those.
+    let ws = Workspace::new();
+    let size = 16 * 255 * 2 + 37;
+    let places = [
+        0,
+        15,
+        16,
+        17,
+        16 * 255 - 1,
+        16 * 255,
+        16 * 255 * 2,
+        size - 1,
+    ];
+    for at in places {
+        let mut bytes = vec![b'a'; size];
+        bytes[at] = 0;
+        std::fs::write(ws.root.join("nul.txt"), &bytes).unwrap();
+        let (kind, message) = ws.call_refused("read_file", json!({"path": "nul.txt"}));
+        assert_eq!(kind, "denied", "NUL at {at}: {message}");
+        assert!(message.contains("binary content"), "NUL at {at}: {message}");
+        bytes[at] = 0xff;
+        std::fs::write(ws.root.join("high.txt"), &bytes).unwrap();
+        let (kind, message) = ws.call_refused("read_file", json!({"path": "high.txt"}));
+        assert_eq!(kind, "denied", "0xff at {at}: {message}");
+        // Two bytes of one character, as UTF-8 writes `é`.
+        let mut text = String::from_utf8(vec![b'a'; size - 1]).unwrap();
+        text.insert(at.min(size - 2), 'é');
+        ws.write("accent.txt", &text);
+        let r = ws.call_ok(
+            "read_file",
+            json!({"path": "accent.txt", "start_line": 1, "end_line": 9}),
+        );
+        assert_eq!(r["content"].as_str(), Some(text.as_str()), "é at {at}");
+    }
+    // Nothing but newlines: every lane's count at its most, then more.
+    for lines in [1, 255, 16 * 255, 16 * 255 + 1, 16 * 255 * 3 + 5] {
+        ws.write("lines.txt", &"\n".repeat(lines));
+        let r = ws.call_ok("read_file", json!({"path": "lines.txt", "start_line": 1}));
+        assert_eq!(
+            r["total_lines"].as_u64(),
+            Some(lines as u64),
+            "{lines} lines"
+        );
+        ws.write("lines.txt", &("x\n".repeat(lines) + "last"));
+        let r = ws.call_ok("read_file", json!({"path": "lines.txt", "start_line": 1}));
+        assert_eq!(
+            r["total_lines"].as_u64(),
+            Some(lines as u64 + 1),
+            "{lines} + 1"
+        );
+    }
+}
+
+#[test]
 fn read_file_ranges_and_truncation() {
     let ws = Workspace::new();
     ws.write("no_newline.txt", "one\ntwo\nthree");

@@ -54,6 +54,7 @@ use crate::util::locations;
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
 use std::io::{IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::path::PathBuf;
 
 /// Exit code: success.
@@ -270,7 +271,13 @@ fn print_laid_out(write: impl Fn(&mut dyn Write) -> std::io::Result<()>) -> Resu
     }
     /// Large enough that a big result takes few writes.
     const CHUNK: usize = 64 << 10;
-    let mut out = std::io::BufWriter::with_capacity(CHUNK, stdout.lock());
+    // Written to stdout's descriptor past std's line buffer, which looks
+    // for the last newline in every write: a megabyte's scan for a result
+    // whose newlines are escaped.
+    let mut stdout = stdout.lock();
+    stdout.flush()?;
+    let descriptor = std::fs::File::from(stdout.as_fd().try_clone_to_owned()?);
+    let mut out = std::io::BufWriter::with_capacity(CHUNK, descriptor);
     write(&mut out)?;
     out.write_all(b"\n")?;
     out.flush()?;

@@ -110,56 +110,239 @@ fn key(bytes: &[u8], at: usize, spaced: &mut bool) -> Option<usize> {
 }
 
 /// The string whose opening quote is at `open`: the index past its closing
-/// quote.
+/// quote. Sixty-four bytes at a time while that many remain ([`chunk`]),
+/// the rest a run at a time.
 fn string(bytes: &[u8], open: usize) -> Option<usize> {
     let mut at = open + 1;
+    let mut escaped_first = false;
+    while let Some(block) = bytes.get(at..at + 64) {
+        match chunk(
+            bytes,
+            at,
+            block.try_into().expect("64 bytes"),
+            &mut escaped_first,
+        )? {
+            Some(end) => return Some(end),
+            None => at += 64,
+        }
+    }
+    if escaped_first {
+        // The last chunk ended in a backslash that escapes the next byte:
+        // the rest is read from that backslash.
+        at -= 1;
+    }
     loop {
         at = plain_run(bytes, at);
         match *bytes.get(at)? {
             b'"' => return Some(at + 1),
-            b'\\' => {
-                at += 1;
-                match *bytes.get(at)? {
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => at += 1,
-                    b'u' => {
-                        let digits = bytes.get(at + 1..at + 5)?;
-                        if !digits.iter().all(u8::is_ascii_hexdigit) {
-                            return None;
-                        }
-                        at += 5;
-                    }
-                    _ => return None,
-                }
-            }
+            b'\\' => at = escape(bytes, at)?,
             // A control character: JSON wants it escaped.
             _ => return None,
         }
     }
 }
 
-/// The index of the first byte from `at` that a string cannot hold as it
-/// is: a quote, a backslash or a control character (or the end). Eight
-/// bytes at a time: a file's text is most of a result.
-fn plain_run(bytes: &[u8], mut at: usize) -> usize {
-    const ONES: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
-    // Whether any byte of `word` is zero.
-    let has_zero = |word: u64| word.wrapping_sub(ONES) & !word & HIGHS != 0;
-    while let Some(chunk) = bytes.get(at..at + 8) {
-        let word = u64::from_ne_bytes(chunk.try_into().expect("eight bytes"));
-        let below_space = word.wrapping_sub(ONES * 0x20) & !word & HIGHS != 0;
-        if below_space
-            || has_zero(word ^ (ONES * u64::from(b'"')))
-            || has_zero(word ^ (ONES * u64::from(b'\\')))
-        {
-            break;
+/// The escape whose backslash is at `at`: the index past it.
+fn escape(bytes: &[u8], at: usize) -> Option<usize> {
+    match *bytes.get(at + 1)? {
+        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(at + 2),
+        b'u' => {
+            let digits = bytes.get(at + 2..at + 6)?;
+            digits.iter().all(u8::is_ascii_hexdigit).then_some(at + 6)
         }
-        at += 8;
+        _ => None,
+    }
+}
+
+/// Sixty-four bytes of a string at `at` (`block`), checked at once: `None`
+/// if they break it, `Some(Some(end))` if it ends in them (the index past
+/// its closing quote), `Some(None)` if it goes on. `escaped_first` says
+/// whether the block's first byte is escaped (by a backslash that ended
+/// the block before), and is set for the next.
+///
+/// The quotes, backslashes and control characters are marked a bit a byte
+/// ([`marks`]); which bytes a backslash escapes is found for all of them
+/// at once by the subtraction simdjson uses (a run of backslashes escapes
+/// the byte after it when the run is odd), so that only the escaped bytes
+/// are looked at one by one: a line of text costs no more than its share
+/// of a block, whatever its escaped newline.
+fn chunk(
+    bytes: &[u8],
+    at: usize,
+    block: &[u8; 64],
+    escaped_first: &mut bool,
+) -> Option<Option<usize>> {
+    /// Every odd bit: where a run of backslashes starting at an even bit
+    /// would have to end to leave the byte after it escaped.
+    const ODD_BITS: u64 = 0xAAAA_AAAA_AAAA_AAAA;
+    let marks = marks(block);
+    let carried = u64::from(*escaped_first);
+    let escaped = if marks.backslashes == 0 {
+        *escaped_first = false;
+        carried
+    } else {
+        // A backslash escaped by the one before cannot escape another.
+        let escapers = marks.backslashes & !carried;
+        let codes = (((escapers << 1) | ODD_BITS).wrapping_sub(escapers)) ^ ODD_BITS;
+        let escaped = codes ^ (marks.backslashes | carried);
+        *escaped_first = (codes & marks.backslashes) >> 63 == 1;
+        escaped
+    };
+    let closing = marks.quotes & !escaped;
+    // The bytes of the string in this block: those before its closing quote.
+    let within = match closing {
+        0 => u64::MAX,
+        closing => (1u64 << closing.trailing_zeros()) - 1,
+    };
+    if marks.controls & within != 0 {
+        // A control character: JSON wants it escaped.
+        return None;
+    }
+    // An escaped quote, backslash or `n` (a newline, the most common by
+    // far) is an escape as it stands; the rest are looked at one by one.
+    let mut letters = escaped & within & !(marks.quotes | marks.backslashes | marks.ns);
+    while letters != 0 {
+        let escaped_at = at + letters.trailing_zeros() as usize;
+        letters &= letters - 1;
+        escape(bytes, escaped_at - 1)?;
+    }
+    Some((closing != 0).then(|| at + closing.trailing_zeros() as usize + 1))
+}
+
+/// The quotes, backslashes, control characters and `n`s of a block, a bit
+/// a byte (bit `i` for byte `i`).
+struct Marks {
+    quotes: u64,
+    backslashes: u64,
+    controls: u64,
+    ns: u64,
+}
+
+/// [`Marks`] sixteen bytes at a time with SSE2, which every x86-64
+/// processor has.
+#[cfg(target_arch = "x86_64")]
+fn marks(block: &[u8; 64]) -> Marks {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    let mut marks = Marks {
+        quotes: 0,
+        backslashes: 0,
+        controls: 0,
+        ns: 0,
+    };
+    for (lane, sixteen) in block.chunks_exact(16).enumerate() {
+        // SAFETY: SSE2 is part of x86-64 (the intrinsics need no more), and
+        // the load is an unaligned one of sixteen bytes from a chunk of
+        // sixteen.
+        let [quotes, backslashes, controls, ns] = unsafe {
+            let v = _mm_loadu_si128(sixteen.as_ptr().cast());
+            [
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
+                // At most 0x1f when its unsigned minimum with 0x1f is itself.
+                _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v),
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'n' as i8)),
+            ]
+            .map(|found| u64::from(_mm_movemask_epi8(found) as u16) << (16 * lane))
+        };
+        marks.quotes |= quotes;
+        marks.backslashes |= backslashes;
+        marks.controls |= controls;
+        marks.ns |= ns;
+    }
+    marks
+}
+
+/// [`Marks`] elsewhere, a byte at a time.
+#[cfg(not(target_arch = "x86_64"))]
+fn marks(block: &[u8; 64]) -> Marks {
+    marks_by_bytes(block)
+}
+
+/// [`Marks`] a byte at a time: the other way, and its tests' reference.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn marks_by_bytes(block: &[u8; 64]) -> Marks {
+    let bits = |test: fn(u8) -> bool| {
+        block
+            .iter()
+            .enumerate()
+            .fold(0, |bits, (i, &byte)| bits | (u64::from(test(byte)) << i))
+    };
+    Marks {
+        quotes: bits(|byte| byte == b'"'),
+        backslashes: bits(|byte| byte == b'\\'),
+        controls: bits(|byte| byte < 0x20),
+        ns: bits(|byte| byte == b'n'),
+    }
+}
+
+/// The index of the first byte from `at` that a string cannot hold as it
+/// is: a quote, a backslash or a control character (or the end). Sixteen
+/// bytes at a time, jumping straight to the first such byte.
+fn plain_run(bytes: &[u8], mut at: usize) -> usize {
+    while let Some(block) = bytes.get(at..at + 16) {
+        let block: &[u8; 16] = block.try_into().expect("sixteen bytes");
+        match held_back(block) {
+            0 => at += 16,
+            // Bit `i` stands for byte `i`: the lowest is the first.
+            mask => return at + mask.trailing_zeros() as usize,
+        }
     }
     while at < bytes.len() && !matches!(bytes[at], b'"' | b'\\' | 0..=0x1f) {
         at += 1;
     }
     at
+}
+
+/// The bytes of `block` a string cannot hold as they are, as bits (bit `i`
+/// for byte `i`): sixteen compared at once with SSE2, which every x86-64
+/// processor has.
+#[cfg(target_arch = "x86_64")]
+fn held_back(block: &[u8; 16]) -> u32 {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
+        _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of x86-64 (the intrinsics need no more), and
+    // the load is an unaligned one of sixteen bytes from a sixteen-byte
+    // array.
+    unsafe {
+        let v = _mm_loadu_si128(block.as_ptr().cast());
+        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
+        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
+        // A byte is at most 0x1f when its unsigned minimum with 0x1f is itself.
+        let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
+        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
+    }
+}
+
+/// Elsewhere, the same in two words of eight bytes.
+#[cfg(not(target_arch = "x86_64"))]
+fn held_back(block: &[u8; 16]) -> u32 {
+    held_back_by_words(block)
+}
+
+/// [`held_back`] eight bytes at a time in two words; only its lowest bit
+/// is exact. Each test marks the first byte it finds exactly (a false mark
+/// only follows a true one, where a borrow carried), so the lowest mark of
+/// the three is the first byte.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn held_back_by_words(block: &[u8; 16]) -> u32 {
+    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
+    // The high bit of each byte of `word` below `n`.
+    let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS;
+    let marks = |word: u64| {
+        below(word, 0x20)
+            | below(word ^ (ONES * u64::from(b'"')), 1)
+            | below(word ^ (ONES * u64::from(b'\\')), 1)
+    };
+    // The high bit of byte `i` is bit `8 * i + 7`: gathered to bit `i`.
+    let gather = |word: u64| (0..8).fold(0, |bits, i| bits | (((word >> (8 * i + 7)) & 1) << i));
+    let (low, high) = block.split_at(8);
+    let word = |half: &[u8]| u64::from_le_bytes(half.try_into().expect("eight bytes"));
+    (gather(marks(word(low))) | (gather(marks(word(high))) << 8)) as u32
 }
 
 /// `word` (`true`, `false`, `null`) at `at`: the index past it.
@@ -344,6 +527,68 @@ mod tests {
     }
 
     #[test]
+    fn long_strings_of_escapes_are_judged_as_serde_json_judges_them() {
+        // Strings across several blocks of sixty-four bytes, mostly plain
+        // with runs of backslashes, escape letters, quotes and control
+        // bytes: every run length at every place across a block's edge.
+        // Pieces a string may hold, and pieces that break it (alone, or by
+        // what they escape of the next piece).
+        const FINE: &[&str] = &[
+            "a", "a", "a", "é", "\\\\", "\\\\\\\\", "\\n", "\\\"", "\\u00e9", "\\/", "n", "u", "0",
+        ];
+        const BREAKING: &[&str] = &["\\", "\\u0", "\\x", "\"", "\n", "\\\\\\"];
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut accepted = 0;
+        for round in 0..40_000 {
+            let pieces = 20 + (next() % 120) as usize;
+            let inner: String = (0..pieces)
+                .map(|_| {
+                    // Every other string breaks about once in forty pieces.
+                    if round % 2 == 1 && next() % 40 == 0 {
+                        BREAKING[(next() % BREAKING.len() as u64) as usize]
+                    } else {
+                        FINE[(next() % FINE.len() as u64) as usize]
+                    }
+                })
+                .collect();
+            let text = format!("[\"{inner}\",1]");
+            let ours = check(&text, 4).is_some();
+            assert_eq!(ours, serde_says(&text, 4), "{text:?}");
+            accepted += usize::from(ours);
+        }
+        assert!(
+            (20_000..39_000).contains(&accepted),
+            "the generator makes both: {accepted} valid"
+        );
+    }
+
+    #[test]
+    fn a_block_is_marked_as_a_byte_at_a_time_marks_it() {
+        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        for _ in 0..20_000 {
+            let mut block = [0u8; 64];
+            for byte in &mut block {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                *byte = [b'"', b'\\', 0x1f, 0x20, 0x00, 0x80, 0xff, b'n'][(seed % 8) as usize];
+            }
+            let (fast, slow) = (marks(&block), marks_by_bytes(&block));
+            assert_eq!(
+                (fast.quotes, fast.backslashes, fast.controls, fast.ns),
+                (slow.quotes, slow.backslashes, slow.controls, slow.ns),
+                "{block:?}"
+            );
+        }
+    }
+
+    #[test]
     fn nesting_is_counted_outside_strings_up_to_the_limit() {
         let deep = |n: usize| "[".repeat(n) + "]".repeat(n).as_str();
         assert!(check(&deep(127), 127).is_some());
@@ -382,7 +627,39 @@ mod tests {
     }
 
     #[test]
-    fn long_strings_are_checked_a_word_at_a_time_to_their_last_byte() {
+    fn a_block_is_held_back_at_its_first_quote_backslash_or_control_byte() {
+        // Every byte value at every place, over a background of plain
+        // bytes, and pairs of them: the first is found by both ways.
+        let first = |block: &[u8; 16]| {
+            block
+                .iter()
+                .position(|b| matches!(b, b'"' | b'\\' | 0..=0x1f))
+                .map_or(32, |at| at as u32)
+        };
+        let lowest = |mask: u32| if mask == 0 { 32 } else { mask.trailing_zeros() };
+        for background in [b'a', 0x20, 0x7f, 0x80, 0xff, b'!', b'#', b'[', b']'] {
+            for at in 0..16 {
+                for byte in 0..=255u8 {
+                    for second in [None, Some((15 - at, 0u8)), Some(((at + 1) % 16, b'"'))] {
+                        let mut block = [background; 16];
+                        block[at] = byte;
+                        if let Some((place, value)) = second {
+                            block[place] = value;
+                        }
+                        assert_eq!(lowest(held_back(&block)), first(&block), "{block:?}");
+                        assert_eq!(
+                            lowest(held_back_by_words(&block)),
+                            first(&block),
+                            "{block:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn long_strings_are_checked_a_block_at_a_time_to_their_last_byte() {
         let long = "x".repeat(1003);
         assert!(check(&format!("\"{long}\""), 1).is_some());
         for bad in ['\u{1}', '\n', '"'] {

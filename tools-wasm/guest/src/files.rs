@@ -3,7 +3,8 @@
 //! - [`write_atomic`]: write to a temporary file in the same folder, flush it
 //!   to disk, then rename it over the target: a crash at any moment leaves
 //!   the old content or the new, never a mix.
-//! - [`decode_text`]: bytes to UTF-8 text, refusing binary content.
+//! - [`as_text`], [`decode_text`]: bytes to UTF-8 text, refusing binary
+//!   content.
 //! - [`sha256_hex`]: the hash tools report so a model can say which version
 //!   of a file it means.
 //! - [`move_to_trash`]: what `delete_path` does instead of deleting.
@@ -47,18 +48,54 @@ pub fn has_nul(bytes: &[u8]) -> bool {
     memchr::memchr(0, bytes).is_some()
 }
 
-/// How many of `bytes` are `byte` (the lines of a text, by its newlines):
-/// sixteen compared at once with WebAssembly's SIMD, counted in a vector
-/// that is summed every 255 blocks, before a lane could overflow.
+/// A file's bytes as text, and what was learned on the way.
+pub struct Text {
+    pub text: String,
+    /// How many newlines it holds.
+    pub newlines: usize,
+}
+
+/// `bytes` as UTF-8 text with its newlines counted, or `None` for binary
+/// content (a NUL byte, or not UTF-8, as grep decides). One pass over the
+/// bytes finds the NULs, the newlines and whether all are ASCII; only text
+/// with other bytes is then checked as UTF-8.
+pub fn as_text(bytes: Vec<u8>) -> Option<Text> {
+    let scan = scan(&bytes);
+    if scan.nul {
+        return None;
+    }
+    let text = if scan.ascii {
+        // SAFETY: ASCII bytes are UTF-8.
+        unsafe { String::from_utf8_unchecked(bytes) }
+    } else {
+        String::from_utf8(bytes).ok()?
+    };
+    Some(Text {
+        text,
+        newlines: scan.newlines,
+    })
+}
+
+/// What one pass over bytes found.
+struct Scan {
+    nul: bool,
+    ascii: bool,
+    newlines: usize,
+}
+
+/// Sixteen bytes at a time with WebAssembly's SIMD: the NULs and the high
+/// bits gathered in vectors, the newlines counted in one whose lanes are
+/// summed every 255 blocks, before a lane could overflow.
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-pub fn count_byte(bytes: &[u8], byte: u8) -> usize {
+fn scan(bytes: &[u8]) -> Scan {
     use core::arch::wasm32::{
-        i8x16_sub, i16x8_extadd_pairwise_u8x16, i32x4_extadd_pairwise_u16x8, i64x2, u8x16_eq,
-        u8x16_splat, u32x4_extract_lane, v128,
+        i8x16_sub, i16x8_extadd_pairwise_u8x16, i32x4_extadd_pairwise_u16x8, u8x16_bitmask,
+        u8x16_eq, u8x16_splat, u32x4_extract_lane, v128, v128_any_true, v128_load, v128_or,
     };
     /// Blocks counted before the lanes (at most 255 each) are summed.
     const BLOCKS_PER_SUM: usize = 255;
-    let wanted = u8x16_splat(byte);
+    let newline = u8x16_splat(b'\n');
+    let zero = u8x16_splat(0);
     // The sixteen counts added up: pairs, then fours, then the four lanes.
     let lanes_sum = |counts: v128| {
         let fours = i32x4_extadd_pairwise_u16x8(i16x8_extadd_pairwise_u8x16(counts));
@@ -73,44 +110,59 @@ pub fn count_byte(bytes: &[u8], byte: u8) -> usize {
         .sum::<usize>()
     };
     let mut blocks = bytes.chunks_exact(16);
-    let mut total = 0;
+    let mut newlines = 0;
+    let mut nuls = zero;
+    let mut bits = zero;
     loop {
-        let mut counts = u8x16_splat(0);
+        let mut counts = zero;
         let mut counted = 0;
         for block in blocks.by_ref().take(BLOCKS_PER_SUM) {
-            let word =
-                |at: usize| i64::from_le_bytes(block[at..at + 8].try_into().unwrap_or([0; 8]));
+            // SAFETY: a chunk of sixteen bytes, read whole (WebAssembly
+            // loads need no alignment).
+            let v = unsafe { v128_load(block.as_ptr().cast()) };
             // A match is all ones (-1): subtracting it counts one.
-            counts = i8x16_sub(counts, u8x16_eq(i64x2(word(0), word(8)), wanted));
+            counts = i8x16_sub(counts, u8x16_eq(v, newline));
+            nuls = v128_or(nuls, u8x16_eq(v, zero));
+            bits = v128_or(bits, v);
             counted += 1;
         }
-        total += lanes_sum(counts);
+        newlines += lanes_sum(counts);
         if counted < BLOCKS_PER_SUM {
             break;
         }
     }
-    total + blocks.remainder().iter().filter(|&&b| b == byte).count()
+    let rest = scan_bytes(blocks.remainder());
+    Scan {
+        nul: v128_any_true(nuls) || rest.nul,
+        ascii: u8x16_bitmask(bits) == 0 && rest.ascii,
+        newlines: newlines + rest.newlines,
+    }
 }
 
-/// [`count_byte`] elsewhere (the guest crate's own tests), a byte at a time.
+/// [`scan`] elsewhere (the guest crate's own tests), a byte at a time.
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-pub fn count_byte(bytes: &[u8], byte: u8) -> usize {
-    bytes.iter().filter(|&&b| b == byte).count()
+fn scan(bytes: &[u8]) -> Scan {
+    scan_bytes(bytes)
+}
+
+/// [`scan`] a byte at a time: for the last few bytes, and its tests.
+fn scan_bytes(bytes: &[u8]) -> Scan {
+    Scan {
+        nul: bytes.contains(&0),
+        ascii: bytes.is_ascii(),
+        newlines: bytes.iter().filter(|&&b| b == b'\n').count(),
+    }
 }
 
 /// `bytes` as UTF-8 text; binary content (a NUL byte, or not UTF-8) is
 /// refused with its size, so the model knows what it met.
 pub fn decode_text(shown: &str, bytes: Vec<u8>) -> Result<String, ToolError> {
     let size = bytes.len();
-    let binary = || {
+    as_text(bytes).map(|text| text.text).ok_or_else(|| {
         ToolError::Denied(format!(
             "`{shown}` is not UTF-8 text ({size} bytes, binary content): only text files can be read or edited"
         ))
-    };
-    if has_nul(&bytes) {
-        return Err(binary());
-    }
-    String::from_utf8(bytes).map_err(|_| binary())
+    })
 }
 
 /// A name unlikely to be taken, for temporary and trash entries.

@@ -5,7 +5,7 @@ use toolcell_guest::ToolError;
 use toolcell_guest::bindings::toolcell::tool::files;
 use toolcell_guest::descriptors::{Read, Roots};
 use toolcell_guest::error::wasi_error;
-use toolcell_guest::files::{count_byte, has_nul};
+use toolcell_guest::files::as_text;
 use toolcell_guest::json;
 use toolcell_guest::path::WorkspacePath;
 use wasi::filesystem::types::{DescriptorType, ErrorCode};
@@ -117,12 +117,11 @@ fn read_through_wasi(shown: &str, ranged: bool, limit: u64) -> Result<Vec<u8>, T
 fn select(args: &Args, shown: &str, bytes: Vec<u8>) -> Result<FileText, ToolError> {
     let ranged = args.start_line.is_some() || args.end_line.is_some();
     let size = bytes.len() as u64;
-    if has_nul(&bytes) {
-        return Err(binary(shown, size));
-    }
-    let text = String::from_utf8(bytes).map_err(|_| binary(shown, size))?;
-
-    let total_lines = count_lines(&text);
+    let text = as_text(bytes).ok_or_else(|| binary(shown, size))?;
+    // A last line without a newline still counts.
+    let unended = !text.text.is_empty() && !text.text.ends_with('\n');
+    let total_lines = text.newlines + usize::from(unended);
+    let text = text.text;
     let start = args.start_line.unwrap_or(1);
     if start == 0 {
         return Err(ToolError::InvalidArgs("start_line counts from 1".into()));
@@ -195,12 +194,6 @@ impl FileText {
         out.push('}');
         out
     }
-}
-
-/// Lines in `text`: a last line without a newline still counts.
-fn count_lines(text: &str) -> usize {
-    let newlines = count_byte(text.as_bytes(), b'\n');
-    newlines + usize::from(!text.is_empty() && !text.ends_with('\n'))
 }
 
 /// Byte range of lines `start..=end` (1-based, newlines included), found in
