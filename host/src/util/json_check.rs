@@ -394,6 +394,16 @@ mod tests {
     use serde_json::value::RawValue;
 
     /// serde_json's answer: one document, within `limit` levels.
+    /// A xorshift generator from `seed`: the same texts on every run.
+    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+        move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        }
+    }
+
     fn serde_says(text: &str, limit: usize) -> bool {
         RawValue::from_string(text.to_string()).is_ok() && depth_of(text) <= limit
     }
@@ -503,13 +513,7 @@ mod tests {
         // Short strings of JSON's own bytes, shuffled: most are broken in
         // some way, and the two must agree on every one.
         const ALPHABET: &[u8] = b"{}[],:\"\\ 0-1.eE+tnru fl ax\t\n";
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         let mut accepted = 0;
         for _ in 0..200_000 {
             let len = (next() % 12) as usize;
@@ -537,13 +541,7 @@ mod tests {
             "a", "a", "a", "é", "\\\\", "\\\\\\\\", "\\n", "\\\"", "\\u00e9", "\\/", "n", "u", "0",
         ];
         const BREAKING: &[&str] = &["\\", "\\u0", "\\x", "\"", "\n", "\\\\\\"];
-        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let mut accepted = 0;
         for round in 0..40_000 {
             let pieces = 20 + (next() % 120) as usize;
@@ -570,14 +568,11 @@ mod tests {
 
     #[test]
     fn a_block_is_marked_as_a_byte_at_a_time_marks_it() {
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
         for _ in 0..20_000 {
             let mut block = [0u8; 64];
             for byte in &mut block {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                *byte = [b'"', b'\\', 0x1f, 0x20, 0x00, 0x80, 0xff, b'n'][(seed % 8) as usize];
+                *byte = [b'"', b'\\', 0x1f, 0x20, 0x00, 0x80, 0xff, b'n'][(next() % 8) as usize];
             }
             let (fast, slow) = (marks(&block), marks_by_bytes(&block));
             assert_eq!(
