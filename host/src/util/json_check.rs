@@ -548,7 +548,7 @@ mod tests {
             let inner: String = (0..pieces)
                 .map(|_| {
                     // Every other string breaks about once in forty pieces.
-                    if round % 2 == 1 && next() % 40 == 0 {
+                    if round % 2 == 1 && next().is_multiple_of(40) {
                         BREAKING[(next() % BREAKING.len() as u64) as usize]
                     } else {
                         FINE[(next() % FINE.len() as u64) as usize]
