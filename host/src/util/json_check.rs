@@ -90,12 +90,18 @@ pub fn check(text: &str, limit: usize) -> Option<Checked> {
 }
 
 /// Skips JSON's whitespace from `at`, noting whether there was any.
-fn space(bytes: &[u8], mut at: usize, spaced: &mut bool) -> usize {
-    let from = at;
+fn space(bytes: &[u8], at: usize, spaced: &mut bool) -> usize {
+    let past = skip_space(bytes, at);
+    *spaced |= past != at;
+    past
+}
+
+/// The index of the first byte at or after `at` that is not JSON's
+/// whitespace (space, tab, line feed, carriage return).
+pub fn skip_space(bytes: &[u8], mut at: usize) -> usize {
     while at < bytes.len() && matches!(bytes[at], b' ' | b'\n' | b'\r' | b'\t') {
         at += 1;
     }
-    *spaced |= at != from;
     at
 }
 
@@ -278,71 +284,14 @@ fn marks_by_bytes(block: &[u8; 64]) -> Marks {
 }
 
 /// The index of the first byte from `at` that a string cannot hold as it
-/// is: a quote, a backslash or a control character (or the end). Sixteen
-/// bytes at a time, jumping straight to the first such byte.
+/// is: a quote, a backslash or a control character (or the end). A byte
+/// at a time: only the last 63 bytes of a text come here, the rest goes a
+/// block at a time ([`chunk`]).
 fn plain_run(bytes: &[u8], mut at: usize) -> usize {
-    while let Some(block) = bytes.get(at..at + 16) {
-        let block: &[u8; 16] = block.try_into().expect("sixteen bytes");
-        match held_back(block) {
-            0 => at += 16,
-            // Bit `i` stands for byte `i`: the lowest is the first.
-            mask => return at + mask.trailing_zeros() as usize,
-        }
-    }
     while at < bytes.len() && !matches!(bytes[at], b'"' | b'\\' | 0..=0x1f) {
         at += 1;
     }
     at
-}
-
-/// The bytes of `block` a string cannot hold as they are, as bits (bit `i`
-/// for byte `i`): sixteen compared at once with SSE2, which every x86-64
-/// processor has.
-#[cfg(target_arch = "x86_64")]
-fn held_back(block: &[u8; 16]) -> u32 {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    // SAFETY: SSE2 is part of x86-64 (the intrinsics need no more), and
-    // the load is an unaligned one of sixteen bytes from a sixteen-byte
-    // array.
-    unsafe {
-        let v = _mm_loadu_si128(block.as_ptr().cast());
-        let quote = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-        let backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8));
-        // A byte is at most 0x1f when its unsigned minimum with 0x1f is itself.
-        let control = _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v);
-        _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(quote, backslash), control)) as u32
-    }
-}
-
-/// Elsewhere, the same in two words of eight bytes.
-#[cfg(not(target_arch = "x86_64"))]
-fn held_back(block: &[u8; 16]) -> u32 {
-    held_back_by_words(block)
-}
-
-/// [`held_back`] eight bytes at a time in two words; only its lowest bit
-/// is exact. Each test marks the first byte it finds exactly (a false mark
-/// only follows a true one, where a borrow carried), so the lowest mark of
-/// the three is the first byte.
-#[cfg(any(test, not(target_arch = "x86_64")))]
-fn held_back_by_words(block: &[u8; 16]) -> u32 {
-    const ONES: u64 = u64::from_le_bytes([0x01; 8]);
-    const HIGHS: u64 = u64::from_le_bytes([0x80; 8]);
-    // The high bit of each byte of `word` below `n`.
-    let below = |word: u64, n: u8| word.wrapping_sub(ONES * u64::from(n)) & !word & HIGHS;
-    let marks = |word: u64| {
-        below(word, 0x20)
-            | below(word ^ (ONES * u64::from(b'"')), 1)
-            | below(word ^ (ONES * u64::from(b'\\')), 1)
-    };
-    // The high bit of byte `i` is bit `8 * i + 7`: gathered to bit `i`.
-    let gather = |word: u64| (0..8).fold(0, |bits, i| bits | (((word >> (8 * i + 7)) & 1) << i));
-    let (low, high) = block.split_at(8);
-    let word = |half: &[u8]| u64::from_le_bytes(half.try_into().expect("eight bytes"));
-    (gather(marks(word(low))) | (gather(marks(word(high))) << 8)) as u32
 }
 
 /// `word` (`true`, `false`, `null`) at `at`: the index past it.
@@ -618,38 +567,6 @@ mod tests {
                 Some(Checked { spaced: true }),
                 "{spaced:?}"
             );
-        }
-    }
-
-    #[test]
-    fn a_block_is_held_back_at_its_first_quote_backslash_or_control_byte() {
-        // Every byte value at every place, over a background of plain
-        // bytes, and pairs of them: the first is found by both ways.
-        let first = |block: &[u8; 16]| {
-            block
-                .iter()
-                .position(|b| matches!(b, b'"' | b'\\' | 0..=0x1f))
-                .map_or(32, |at| at as u32)
-        };
-        let lowest = |mask: u32| if mask == 0 { 32 } else { mask.trailing_zeros() };
-        for background in [b'a', 0x20, 0x7f, 0x80, 0xff, b'!', b'#', b'[', b']'] {
-            for at in 0..16 {
-                for byte in 0..=255u8 {
-                    for second in [None, Some((15 - at, 0u8)), Some(((at + 1) % 16, b'"'))] {
-                        let mut block = [background; 16];
-                        block[at] = byte;
-                        if let Some((place, value)) = second {
-                            block[place] = value;
-                        }
-                        assert_eq!(lowest(held_back(&block)), first(&block), "{block:?}");
-                        assert_eq!(
-                            lowest(held_back_by_words(&block)),
-                            first(&block),
-                            "{block:?}"
-                        );
-                    }
-                }
-            }
         }
     }
 

@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use super::json_check;
+use super::json_check::{self, skip_space};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -87,7 +87,8 @@ impl JsonText {
     }
 
     fn first_byte(&self) -> Option<u8> {
-        self.as_str().bytes().find(|b| !b.is_ascii_whitespace())
+        let bytes = self.as_str().as_bytes();
+        bytes.get(skip_space(bytes, 0)).copied()
     }
 
     /// Without whitespace between tokens: what a model is shown.
@@ -96,12 +97,26 @@ impl JsonText {
         if !self.spaced {
             return Cow::Borrowed(text);
         }
-        let mut out = String::with_capacity(text.len());
-        Tokens::new(text).for_each(|token| match token {
-            Token::Open(c) | Token::Close(c) | Token::Comma(c) | Token::Colon(c) => out.push(c),
-            Token::Other(s) => out.push_str(s),
-            Token::Empty(pair) => out.push_str(pair),
-        });
+        // Strings copied whole, the whitespace between tokens dropped.
+        let bytes = text.as_bytes();
+        let mut out = Vec::with_capacity(text.len());
+        let mut at = 0;
+        while at < bytes.len() {
+            match bytes[at] {
+                b'"' => {
+                    let end = string_end(bytes, at);
+                    out.extend_from_slice(&bytes[at..end]);
+                    at = end;
+                }
+                b' ' | b'\n' | b'\r' | b'\t' => at = skip_space(bytes, at),
+                byte => {
+                    out.push(byte);
+                    at += 1;
+                }
+            }
+        }
+        // Only whitespace between whole tokens of a `str` was dropped.
+        let out = String::from_utf8(out).unwrap_or_default();
         Cow::Owned(out)
     }
 
@@ -214,100 +229,9 @@ impl JsonText {
     }
 }
 
-/// The index of the first byte at or after `at` that is not JSON's
-/// whitespace.
-fn skip_space(bytes: &[u8], mut at: usize) -> usize {
-    while at < bytes.len() && matches!(bytes[at], b' ' | b'\n' | b'\r' | b'\t') {
-        at += 1;
-    }
-    at
-}
-
-/// Written into a larger document as it is (serde_json keeps raw text).
-impl serde::Serialize for JsonText {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        // serde_json writes text into a document as it is only from a
-        // `RawValue`; the text was checked, so reading it as one succeeds.
-        let raw: &RawValue =
-            serde_json::from_str(self.as_str()).map_err(serde::ser::Error::custom)?;
-        raw.serialize(serializer)
-    }
-}
-
 impl PartialEq for JsonText {
     fn eq(&self, other: &Self) -> bool {
         self.as_str() == other.as_str()
-    }
-}
-
-/// The pieces of valid JSON text that layout is about.
-enum Token<'a> {
-    /// `{` or `[` with something inside.
-    Open(char),
-    Close(char),
-    Comma(char),
-    Colon(char),
-    /// `{}` or `[]`, whatever space was inside.
-    Empty(&'static str),
-    /// A string (with its quotes and escapes), a number, or a literal.
-    Other(&'a str),
-}
-
-/// Splits valid JSON text into [`Token`]s, dropping the space between them.
-struct Tokens<'a> {
-    text: &'a str,
-    at: usize,
-}
-
-impl<'a> Tokens<'a> {
-    fn new(text: &'a str) -> Self {
-        Self { text, at: 0 }
-    }
-
-    fn skip_space(&mut self) {
-        self.at = skip_space(self.text.as_bytes(), self.at);
-    }
-}
-
-impl<'a> Iterator for Tokens<'a> {
-    type Item = Token<'a>;
-
-    fn next(&mut self) -> Option<Token<'a>> {
-        self.skip_space();
-        let bytes = self.text.as_bytes();
-        let start = self.at;
-        let byte = *bytes.get(start)?;
-        self.at += 1;
-        Some(match byte {
-            b'{' | b'[' => {
-                self.skip_space();
-                let close = if byte == b'{' { b'}' } else { b']' };
-                if bytes.get(self.at) == Some(&close) {
-                    self.at += 1;
-                    Token::Empty(if byte == b'{' { "{}" } else { "[]" })
-                } else {
-                    Token::Open(char::from(byte))
-                }
-            }
-            b'}' | b']' => Token::Close(char::from(byte)),
-            b',' => Token::Comma(','),
-            b':' => Token::Colon(':'),
-            b'"' => {
-                self.at = string_end(bytes, start);
-                Token::Other(&self.text[start..self.at])
-            }
-            _ => {
-                while self.at < bytes.len()
-                    && !matches!(
-                        bytes[self.at],
-                        b',' | b':' | b'}' | b']' | b' ' | b'\n' | b'\r' | b'\t'
-                    )
-                {
-                    self.at += 1;
-                }
-                Token::Other(&self.text[start..self.at])
-            }
-        })
     }
 }
 
