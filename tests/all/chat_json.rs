@@ -54,8 +54,10 @@ fn chat_json_gives_one_event_a_line_and_a_parked_call_is_approved_from_another_p
         let waits = event["type"] == "approval_needed";
         events.push(event);
         if waits {
-            let listed = ws.run(&["approvals", "--json"]);
-            let id = listed.json()[0]["id"].as_i64().unwrap();
+            // Told as the call starts to wait, parked a moment later.
+            let id = ws.first_parked()["id"]
+                .as_i64()
+                .expect("a parked call's id");
             assert_eq!(ws.run(&["approve", &id.to_string()]).code, 0);
         }
         assert!(started.elapsed() < PATIENCE);

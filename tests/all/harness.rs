@@ -232,6 +232,27 @@ impl Workspace {
         envelope["result"].clone()
     }
 
+    /// The first call waiting in the inbox (`toolcell approvals --json`),
+    /// once one is: a call is parked a moment after it starts to wait (and
+    /// after a client is told it waits).
+    pub fn first_parked(&self) -> serde_json::Value {
+        /// Longer than any call takes to be parked, on a busy machine too.
+        const PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
+        let started = std::time::Instant::now();
+        loop {
+            let listed = self.run(&["approvals", "--json"]);
+            assert_eq!(listed.code, 0, "{listed:?}");
+            if let Some(call) = listed.json().as_array().and_then(|calls| calls.first()) {
+                return call.clone();
+            }
+            assert!(
+                started.elapsed() < PATIENCE,
+                "no call was parked: {listed:?}"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     /// Calls a tool that must fail (exit code 3); returns the error's kind
     /// and message.
     pub fn call_refused(&self, name: &str, args: serde_json::Value) -> (String, String) {

@@ -39,16 +39,9 @@ fn start(ws: &Workspace, args: &[&str]) -> Child {
 
 /// The first waiting call's id, once one is parked.
 fn parked_id(ws: &Workspace) -> i64 {
-    let started = Instant::now();
-    loop {
-        let listed = ws.run(&["approvals", "--json"]);
-        assert_eq!(listed.code, 0, "{listed:?}");
-        if let Some(id) = listed.json()[0]["id"].as_i64() {
-            return id;
-        }
-        assert!(started.elapsed() < PATIENCE, "no call was parked");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    ws.first_parked()["id"]
+        .as_i64()
+        .expect("a parked call's id")
 }
 
 /// The id of a call parked after the call `first` was.

@@ -595,27 +595,13 @@ fn a_client_without_elicitation_can_have_its_calls_parked_for_toolcell_approve()
     // Another terminal: the call shows up in the inbox with its change,
     // and is approved there; the next one is denied with a reason.
     let decide = |verb: &'static [&'static str]| {
-        let started = std::time::Instant::now();
-        loop {
-            let listed = ws.run(&["approvals", "--json"]);
-            if let Some(id) = listed.json()[0]["id"].as_i64() {
-                assert!(
-                    listed.json()[0]["shown"].as_str().unwrap().contains("+new"),
-                    "{listed:?}"
-                );
-                let id = id.to_string();
-                let mut args = vec![verb[0], id.as_str()];
-                args.extend(&verb[1..]);
-                let decided = ws.run(&args);
-                assert_eq!(decided.code, 0, "{decided:?}");
-                return;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "nothing was parked"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let call = ws.first_parked();
+        assert!(call["shown"].as_str().unwrap().contains("+new"), "{call}");
+        let id = call["id"].as_i64().expect("a parked call's id").to_string();
+        let mut args = vec![verb[0], id.as_str()];
+        args.extend(&verb[1..]);
+        let decided = ws.run(&args);
+        assert_eq!(decided.code, 0, "{decided:?}");
     };
     std::thread::scope(|scope| {
         scope.spawn(|| decide(&["approve"]));

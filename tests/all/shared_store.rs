@@ -84,7 +84,7 @@ fn the_same_work(store: &str) -> (Workspace, Vec<Value>) {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let id = waiting_call(&ws);
+    let id = ws.first_parked()["id"].to_string();
     let approve = ws.run(&["approve", &id]);
     assert_eq!(approve.code, 0, "{approve:?}");
     let output = parked.wait_with_output().unwrap();
@@ -116,27 +116,6 @@ fn the_same_work(store: &str) -> (Workspace, Vec<Value>) {
     said.push(approvals.json());
     said.iter_mut().for_each(without_times);
     (ws, said)
-}
-
-/// The id of the first call waiting in the inbox, once there is one.
-fn waiting_call(ws: &Workspace) -> String {
-    let started = Instant::now();
-    loop {
-        let listed = ws.run(&["approvals", "--json"]);
-        if let Some(id) = listed
-            .json()
-            .as_array()
-            .and_then(|a| a.first())
-            .map(|c| c["id"].to_string())
-        {
-            return id;
-        }
-        assert!(
-            started.elapsed() < PATIENCE,
-            "no call was parked: {listed:?}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
 }
 
 #[test]
