@@ -26,6 +26,7 @@ fn main() {
 
     link_without_pie();
     link_startup_code_first(&manifest_dir, &out_dir);
+    link_unwinder_statically(&out_dir);
 
     let tools = tool_crates(&tools_dir);
     for path in ["wit", "Cargo.toml", "Cargo.lock", "guest"] {
@@ -167,6 +168,59 @@ fn link_startup_code_first(manifest_dir: &Path, out_dir: &Path) {
     } else {
         println!(
             "cargo:warning=the linker does not take --symbol-ordering-file: toolcell's start-up code is not laid out together (a slower start, nothing else)"
+        );
+    }
+}
+
+/// Links GCC's unwinder (`libgcc_eh.a`) into the `toolcell` binary on
+/// Linux with glibc, where Rust's standard library asks for the shared
+/// `libgcc_s.so.1` (`-lgcc_s`): the same code, linked as `gcc -static-libgcc`
+/// links it.
+///
+/// Loading the shared library cost every process its mapping, its symbol
+/// lookups and its constructor, which asks the CPU for its features with
+/// `cpuid`: an instruction a virtual machine traps, some 7 µs each here.
+/// About 0.15 ms of each start (BENCHMARKS.md, issue 21). The linker takes
+/// `-lgcc_s` from the first folder that has a `libgcc_s` of either kind, so
+/// a copy of `libgcc_eh.a` under that name, in a folder searched first, is
+/// what it links. Panics, backtraces and the unwind tables wasmtime
+/// registers for compiled tools work as before: the code is the same.
+///
+/// Done only if the C compiler knows `libgcc_eh.a` and a small program
+/// links with it; else the shared library stays, with a warning.
+fn link_unwinder_statically(out_dir: &Path) {
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
+    if os != "linux" || env != "gnu" {
+        return;
+    }
+    let cc = std::env::var("RUSTC_LINKER").unwrap_or_else(|_| "cc".into());
+    let found = Command::new(&cc)
+        .arg("-print-file-name=libgcc_eh.a")
+        .output()
+        .ok()
+        .filter(|output| output.status.success())
+        .map(|output| PathBuf::from(String::from_utf8_lossy(&output.stdout).trim()));
+    // A compiler that does not know the file prints its bare name back.
+    let Some(unwinder) = found.filter(|path| path.is_absolute() && path.is_file()) else {
+        println!(
+            "cargo:warning=`{cc} -print-file-name=libgcc_eh.a` finds no static unwinder: toolcell links libgcc_s.so.1 (a slower start, nothing else)"
+        );
+        return;
+    };
+    println!("cargo:rerun-if-changed={}", unwinder.display());
+    let folder = out_dir.join("static-unwinder");
+    let copied = std::fs::create_dir_all(&folder)
+        .and_then(|()| std::fs::copy(&unwinder, folder.join("libgcc_s.a")));
+    let link_args = [format!("-L{}", folder.display())];
+    if copied.is_ok() && links_with(&link_args, out_dir) {
+        for arg in link_args {
+            println!("cargo:rustc-link-arg-bins={arg}");
+        }
+    } else {
+        println!(
+            "cargo:warning=a program does not link with {} as libgcc_s: toolcell links libgcc_s.so.1 (a slower start, nothing else)",
+            unwinder.display()
         );
     }
 }
