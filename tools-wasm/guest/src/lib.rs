@@ -18,11 +18,14 @@
 //! - [`json`]: JSON text written directly, for results too large to build
 //!   as values first;
 //! - [`files`]: atomic writes, text decoding (binary refused), hashes and the
-//!   workspace trash, shared by the tools that change files.
+//!   workspace trash, shared by the tools that change files;
+//! - [`heap`]: the allocator, which keeps room past large buffers so that
+//!   a file's text can become its JSON result where it lies.
 
 pub mod descriptors;
 pub mod error;
 pub mod files;
+pub mod heap;
 pub mod json;
 pub mod path;
 pub mod walk;
@@ -41,6 +44,9 @@ pub mod bindings {
 }
 
 pub use bindings::export_tool;
+
+#[global_allocator]
+static ALLOCATOR: heap::Roomy = heap::Roomy;
 pub use bindings::exports::toolcell::tool::tool::{Error as ToolError, Guest as Tool};
 
 use serde::Serialize;

@@ -27,10 +27,12 @@ struct Args {
     end_line: Option<usize>,
 }
 
-/// The result, written as JSON by [`FileText::to_json`].
+/// The result, written as JSON by [`FileText::into_json`].
 struct FileText {
     path: String,
-    content: String,
+    /// The file's text, of which `content` is the part returned.
+    text: String,
+    content: std::ops::Range<usize>,
     size: u64,
     total_lines: usize,
     start_line: usize,
@@ -53,7 +55,7 @@ fn read(args: Args) -> Result<String, ToolError> {
         Some(bytes) => bytes,
         None => read_through_wasi(shown, ranged, limit)?,
     };
-    select(&args, shown, bytes).map(|text| text.to_json())
+    select(&args, shown, bytes).map(|text| text.into_json())
 }
 
 /// The file in one host call (`toolcell:tool/files`): one buffer, the size
@@ -150,14 +152,10 @@ fn select(args: &Args, shown: &str, bytes: Vec<u8>) -> Result<FileText, ToolErro
     } else {
         line_span(&text, start, end)
     };
-    let content = if from == 0 && to == text.len() {
-        text
-    } else {
-        text[from..to].to_string()
-    };
     Ok(FileText {
         path: shown.to_string(),
-        content,
+        text,
+        content: from..to,
         size,
         total_lines,
         start_line: if total_lines == 0 { 0 } else { start },
@@ -168,16 +166,15 @@ fn select(args: &Args, shown: &str, bytes: Vec<u8>) -> Result<FileText, ToolErro
 
 impl FileText {
     /// The JSON `serde_json` would write for it, keys in the same order,
-    /// written in one buffer sized for it.
-    fn to_json(&self) -> String {
-        // Room for the content, an escape every few lines, and the rest.
-        let mut out = String::with_capacity(self.content.len() + self.content.len() / 8 + 256);
-        out.push('{');
-        json::push_key(&mut out, "path");
-        json::push_str(&mut out, &self.path);
-        out.push(',');
-        json::push_key(&mut out, "content");
-        json::push_str(&mut out, &self.content);
+    /// written over the file's text (see [`json::string_in_place`]).
+    fn into_json(self) -> String {
+        let mut head = String::with_capacity(self.path.len() + 32);
+        head.push('{');
+        json::push_key(&mut head, "path");
+        json::push_str(&mut head, &self.path);
+        head.push(',');
+        json::push_key(&mut head, "content");
+        let mut out = json::string_in_place(self.text, self.content, &head);
         for (key, n) in [
             ("size", self.size),
             ("total_lines", self.total_lines as u64),
