@@ -14,7 +14,9 @@
 //! `read-ahead` hands the readers the next list while the cell searches
 //! the last one (a content search's files are known a batch early), so
 //! the reading of one batch and the searching of another overlap; a
-//! `read-many` of the same list then takes what they read. It is a hint:
+//! `read-many` of the same list then takes what they read. The last two
+//! lists are kept, so a cell can name its next list before it takes the
+//! one read meanwhile, and the readers never wait for it. It is a hint:
 //! every answer is what `read-many` alone would give.
 
 use super::bindings::toolcell::tool::files::{Host, ReadError};
@@ -24,6 +26,7 @@ use super::fs_guard::FileGuard;
 use super::readers::readers;
 use super::refusal::Refusal;
 use crate::util::openat::open_beneath;
+use std::collections::VecDeque;
 use std::os::fd::AsRawFd;
 use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -43,8 +46,7 @@ impl Host for CellState {
         max_bytes: u64,
     ) -> Vec<Result<Vec<u8>, ReadError>> {
         know_roots(self);
-        // A list read ahead but not the one asked for is dropped unread.
-        let ahead = (self.read_ahead.take()).and_then(|ahead| ahead.batch_for(&paths, max_bytes));
+        let ahead = (self.read_ahead.as_mut()).and_then(|ahead| ahead.take(&paths, max_bytes));
         ahead
             .unwrap_or_else(|| Batch::start(self, paths, max_bytes))
             .finish()
@@ -60,30 +62,55 @@ impl Host for CellState {
 
     async fn read_ahead(&mut self, paths: Vec<String>, max_bytes: u64) {
         know_roots(self);
-        self.read_ahead = None;
-        if !paths.is_empty() {
-            self.read_ahead = Some(ReadAhead(Some(Batch::start(self, paths, max_bytes))));
+        if paths.is_empty() {
+            self.read_ahead = None;
+            return;
         }
+        let batch = Batch::start(self, paths, max_bytes);
+        self.read_ahead
+            .get_or_insert_with(ReadAhead::default)
+            .keep(batch);
     }
 }
 
-/// The list a cell asked to have read ahead, being read; dropped (with
-/// the cell, or for another list), the readers take no more of it.
-pub(super) struct ReadAhead(Option<Arc<Batch>>);
+/// Lists read ahead that are kept at once: the last two asked for. A
+/// content search names its next list before it takes the one read
+/// meanwhile, so the readers go on from the one to the other without
+/// stopping (a reader left with nothing sleeps, and waking it was a tenth
+/// of a search's time, BENCHMARKS.md, issue 21); the last two lists are
+/// also what a single list was while the one before it was handed over.
+const KEPT_LISTS: usize = 2;
+
+/// The lists a cell asked to have read ahead, being read, the oldest
+/// first; a list dropped (for a newer one, with the cell, or passed over by
+/// a `read-many` of a later one) is read no further.
+#[derive(Default)]
+pub(super) struct ReadAhead(VecDeque<Arc<Batch>>);
 
 impl ReadAhead {
-    /// The list being read, if it is `paths` read with `max_bytes`.
-    fn batch_for(mut self, paths: &[String], max_bytes: u64) -> Option<Arc<Batch>> {
-        self.0
-            .take_if(|batch| batch.asked_max_bytes == max_bytes && batch.paths == paths)
+    /// The list being read that is `paths` read with `max_bytes`, taken;
+    /// the lists asked for before it are dropped, those after it kept.
+    fn take(&mut self, paths: &[String], max_bytes: u64) -> Option<Arc<Batch>> {
+        let at = (self.0.iter())
+            .position(|batch| batch.asked_max_bytes == max_bytes && batch.paths == paths)?;
+        self.0.drain(..at).for_each(|older| older.stop());
+        self.0.pop_front()
+    }
+
+    /// Keeps `batch`, dropping the oldest list past [`KEPT_LISTS`].
+    fn keep(&mut self, batch: Arc<Batch>) {
+        self.0.push_back(batch);
+        while self.0.len() > KEPT_LISTS {
+            if let Some(oldest) = self.0.pop_front() {
+                oldest.stop();
+            }
+        }
     }
 }
 
 impl Drop for ReadAhead {
     fn drop(&mut self) {
-        if let Some(batch) = &self.0 {
-            batch.next.store(batch.paths.len(), Ordering::Relaxed);
-        }
+        self.0.iter().for_each(|batch| batch.stop());
     }
 }
 
@@ -137,6 +164,12 @@ impl Batch {
             }
         }
         batch
+    }
+
+    /// Has the readers take no more of the list (those reading go on to
+    /// the end of their file).
+    fn stop(&self) {
+        self.next.store(self.paths.len(), Ordering::Relaxed);
     }
 
     /// Every outcome, in the list's order: the calling thread reads what

@@ -393,14 +393,15 @@ impl Search {
     }
 
     /// Has the queued batch read ahead, and judges the batch before it
-    /// (read meanwhile).
+    /// (read meanwhile). The new batch is named first: the host reads on
+    /// to it from the last without a pause.
     fn read_ahead_and_judge_the_last(&mut self) {
         let batch = self.take_pending();
+        files::read_ahead(&file_paths(&batch), MAX_FILE_BYTES);
         let last = self.ahead.take().map(|steps| {
             let contents = files::read_many(&file_paths(&steps), MAX_FILE_BYTES);
             (steps, contents)
         });
-        files::read_ahead(&file_paths(&batch), MAX_FILE_BYTES);
         self.ahead = Some(batch);
         if let Some((steps, contents)) = last {
             self.judge(steps, contents);
@@ -416,10 +417,10 @@ impl Search {
         let rest_paths = file_paths(&rest);
         if let Some(steps) = self.ahead.take() {
             if !self.stopped {
-                let contents = files::read_many(&file_paths(&steps), MAX_FILE_BYTES);
                 if !rest_paths.is_empty() {
                     files::read_ahead(&rest_paths, MAX_FILE_BYTES);
                 }
+                let contents = files::read_many(&file_paths(&steps), MAX_FILE_BYTES);
                 self.judge(steps, contents);
             }
             if self.stopped {
