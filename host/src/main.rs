@@ -25,7 +25,7 @@ fn main() {
 /// The process, between its entry and its exit code.
 #[cfg_attr(test, allow(dead_code))]
 fn run() -> i32 {
-    toolcell::util::heap::keep_freed_memory();
+    toolcell::util::heap::configure();
     toolcell::contain::keep_to_itself();
     let code = toolcell::cli::main();
     // Normally every server was stopped with its workspace; this covers

@@ -27,7 +27,6 @@ pub fn run(config: &super::Chosen, args: DaemonArgs) -> Result<i32> {
             "no toolcell.toml here or above: the daemon runs the [[schedule]] entries of a workspace's config\n  fix: run it in a workspace, or pass --config FILE"
         );
     };
-    crate::schedule::memory::limit_arenas();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

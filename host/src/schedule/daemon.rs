@@ -503,7 +503,7 @@ impl<C: Clock> Daemon<C> {
             self.start_queued(&schedule);
         }
         if self.slots.values().all(|s| s.running.is_empty()) {
-            super::memory::release_free();
+            crate::util::heap::release_free();
         }
     }
 

@@ -14,7 +14,6 @@ pub mod events;
 pub mod kubernetes;
 pub mod launch;
 pub mod lock;
-pub mod memory;
 pub mod plan;
 pub mod reload;
 pub mod widening;

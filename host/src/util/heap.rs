@@ -1,29 +1,62 @@
-//! How the C allocator (glibc's malloc, which Rust's global allocator is on
-//! Linux) keeps memory a toolcell process frees.
+//! The process's allocator: mimalloc, in place of glibc's malloc.
 //!
-//! By default glibc gives the top of the heap back to the kernel as soon as
-//! 128 KiB of it are free, and serves any block above a threshold that
-//! starts at 128 KiB with a fresh `mmap`. A call that reads thousands of
-//! files (a content search, a listing) allocates and frees a batch of
-//! buffers again and again, and every page it touches anew is a page fault:
-//! 28,800 faults for one search of the benchmark tree, a quarter of its
-//! time (BENCHMARKS.md). Keeping what was freed for the next batch removes
-//! them (about 1,000 faults are left).
+//! A content search reads its files on a reader thread and hands them to
+//! the cell on the calling thread, which frees them: with glibc every such
+//! free took the reader's arena lock, and the two threads queued on it a
+//! thousand times a search (1,026 context switches, a core and a half
+//! used where ripgrep uses nearly two). mimalloc frees another thread's
+//! block without a lock: the same search took 105 ms against ripgrep's 72,
+//! and takes 80 (BENCHMARKS.md, issue 21). It keeps freed memory for the
+//! next batch of a call and gives it back to the system when it has been
+//! free for [`PURGE_DELAY_MS`], so a long-lived process (the daemon,
+//! `mcp`) does not hold a burst's memory for hours.
+//!
+//! Its cost is at the start: its size classes each take pages of their
+//! own, some 70 page faults more for a small process (about 0.1 ms).
 
-/// Free memory at the top of the heap kept for reuse, at most: more than
-/// any batch of a call, far less than the machine.
-const TRIM_THRESHOLD: libc::c_int = 256 << 20;
-/// Blocks served from the heap rather than their own mapping, below this
-/// size: the biggest file a tool reads whole (a few MiB) fits.
-const MMAP_THRESHOLD: libc::c_int = 32 << 20;
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Applies the settings; a no-op where the C library is not glibc.
-pub fn keep_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes allocator parameters; called at start,
-    // before any other thread exists.
-    unsafe {
-        libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD);
-        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+/// How long freed memory is kept for reuse before it goes back to the
+/// system. mimalloc's own 10 ms gave back a listing's buffers while it was
+/// still making them, and each page taken again was a fault and a page
+/// zeroed: an eighth of a 20,000-entry listing's time. A second spans any
+/// call's bursts and is nothing to a process that then sleeps.
+pub const PURGE_DELAY_MS: libc::c_long = 1000;
+
+/// `mi_option_purge_delay` of mimalloc's second version (`mimalloc.h`,
+/// `enum mi_option_e`), which the bindings do not name.
+const OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
+
+/// Sets the allocator's options: first thing in a process, before it has
+/// freed anything.
+pub fn configure() {
+    // SAFETY: setting an option of the allocator, a plain store.
+    unsafe { libmimalloc_sys::mi_option_set(OPTION_PURGE_DELAY, PURGE_DELAY_MS) }
+}
+
+/// Returns the memory freed so far to the system now, rather than after
+/// mimalloc's delay: for a process about to go idle for long.
+pub fn release_free() {
+    // SAFETY: a collection of this thread's heap and of memory freed by
+    // others; no block in use is touched.
+    unsafe { libmimalloc_sys::mi_collect(true) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_purge_delay_is_the_option_set() {
+        configure();
+        // SAFETY: reading an option.
+        let delay = unsafe { libmimalloc_sys::mi_option_get(OPTION_PURGE_DELAY) };
+        assert_eq!(delay, PURGE_DELAY_MS);
+        // The option before it is whether a purge decommits (1 unless
+        // set): the index is the purge delay's, not a neighbour's.
+        // SAFETY: reading an option.
+        let decommits = unsafe { libmimalloc_sys::mi_option_get(OPTION_PURGE_DELAY - 10) };
+        assert_eq!(decommits, 1, "option 5 is purge_decommits in mimalloc v2");
     }
 }

@@ -10,7 +10,7 @@
 //! - [`openat`]: `openat2` and a descriptor's real path;
 //! - [`folder`]: a folder's names and types from its directory stream;
 //! - [`entry`]: the process's entry, without Rust's runtime's start-up;
-//! - [`heap`]: the C allocator keeping freed memory for reuse;
+//! - [`heap`]: the process's allocator (mimalloc), and giving freed memory back;
 //! - [`idle`]: threads that work only in a core's spare time;
 //! - [`glob`]: path patterns matched name by name (`*`, `?`, `**`);
 //! - [`json_text`]: JSON checked once and kept as text;
