@@ -36,10 +36,28 @@ impl Entries {
         self.entries.push((start..self.names.len(), kind));
     }
 
-    /// Puts the entries in the byte order of their names.
+    /// Puts the entries in the byte order of their names: by their first
+    /// sixteen bytes as one number, then (the few that tie) by the rest. A
+    /// comparison of names was a call to `memcmp` each, most of a sort's
+    /// time, and names in a folder often share a long beginning.
     pub fn sort(&mut self) {
         let names = &self.names;
-        (self.entries).sort_unstable_by(|a, b| names[a.0.clone()].cmp(&names[b.0.clone()]));
+        let name = |at: &Range<usize>| &names[at.clone()];
+        let key = |at: &Range<usize>| {
+            // Padded with zeros, which no name holds: a name sorts before
+            // the longer ones it begins.
+            let mut first = [0u8; 16];
+            let length = at.len().min(16);
+            first[..length].copy_from_slice(&name(at)[..length]);
+            u128::from_be_bytes(first)
+        };
+        (self.entries).sort_by_cached_key(|(at, _)| key(at));
+        // Ties (names alike in their first sixteen bytes) sit together.
+        for tied in (self.entries)
+            .chunk_by_mut(|a, b| a.0.len() >= 16 && b.0.len() >= 16 && key(&a.0) == key(&b.0))
+        {
+            tied.sort_unstable_by(|a, b| name(&a.0).cmp(name(&b.0)));
+        }
     }
 
     /// Each entry's name and kind, in order.
@@ -204,6 +222,40 @@ mod tests {
                 (b"sub", EntryKind::Directory),
             ]
         );
+    }
+
+    #[test]
+    fn entries_sort_in_the_byte_order_of_their_names() {
+        // Names alike for sixteen bytes and more, shorter and longer ones
+        // they begin, bytes past ASCII: sorted as the names themselves are.
+        let mut names: Vec<Vec<u8>> = Vec::new();
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        for i in 0..2000u32 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let stem = [
+                "file_",
+                "a_very_long_shared_prefix_",
+                "b",
+                "é_",
+                "a_very_long_shared_prefix",
+            ][(seed % 5) as usize];
+            let mut name = stem.as_bytes().to_vec();
+            name.extend_from_slice(format!("{}", seed % 1000 + u64::from(i) * 1000).as_bytes());
+            name.truncate(1 + (seed >> 20) as usize % 40);
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        let mut entries = Entries::default();
+        for name in &names {
+            entries.push(name, EntryKind::File);
+        }
+        entries.sort();
+        names.sort();
+        let sorted: Vec<&[u8]> = entries.iter().map(|(name, _)| name).collect();
+        assert_eq!(sorted, names.iter().map(Vec::as_slice).collect::<Vec<_>>());
     }
 
     #[test]
