@@ -11,6 +11,8 @@
 //! only checks), so a caller may fall back to serde_json for the message
 //! when it says no. The tests compare the two on generated text.
 
+use super::json_marks::{SHORT, marks, short_marks};
+
 /// What a successful [`check`] learned about the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Checked {
@@ -151,9 +153,6 @@ fn string(bytes: &[u8], open: usize) -> Option<usize> {
     }
 }
 
-/// Bytes [`short_end`] looks at.
-const SHORT: usize = 32;
-
 /// The end of the string whose first byte is at `at` (the index past its
 /// closing quote), if its first [`SHORT`] bytes hold that quote before any
 /// backslash or control character: a listing's keys and names, most of a
@@ -164,48 +163,6 @@ fn short_end(bytes: &[u8], at: usize) -> Option<usize> {
     let (quotes, stops) = short_marks(window);
     let quote = quotes.trailing_zeros();
     (quote < stops.trailing_zeros()).then(|| at + quote as usize + 1)
-}
-
-/// The quotes of `window`, and its backslashes and control characters, a
-/// bit a byte, with SSE2.
-#[cfg(target_arch = "x86_64")]
-fn short_marks(window: &[u8; SHORT]) -> (u32, u32) {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
-    let mut quotes = 0;
-    let mut stops = 0;
-    for (lane, sixteen) in window.chunks_exact(16).enumerate() {
-        // SAFETY: SSE2 is part of x86-64, and the load is an unaligned one
-        // of sixteen bytes from a chunk of sixteen.
-        let (q, s) = unsafe {
-            let v = _mm_loadu_si128(sixteen.as_ptr().cast());
-            let q = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-            let s = _mm_or_si128(
-                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
-                _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v),
-            );
-            (_mm_movemask_epi8(q) as u32, _mm_movemask_epi8(s) as u32)
-        };
-        quotes |= (q & 0xffff) << (16 * lane);
-        stops |= (s & 0xffff) << (16 * lane);
-    }
-    (quotes, stops)
-}
-
-/// [`short_marks`] elsewhere, a byte at a time.
-#[cfg(not(target_arch = "x86_64"))]
-fn short_marks(window: &[u8; SHORT]) -> (u32, u32) {
-    window
-        .iter()
-        .enumerate()
-        .fold((0, 0), |(quotes, stops), (i, &byte)| {
-            (
-                quotes | (u32::from(byte == b'"') << i),
-                stops | (u32::from(byte == b'\\' || byte < 0x20) << i),
-            )
-        })
 }
 
 /// The escape whose backslash is at `at`: the index past it.
@@ -227,7 +184,7 @@ fn escape(bytes: &[u8], at: usize) -> Option<usize> {
 /// the block before), and is set for the next.
 ///
 /// The quotes, backslashes and control characters are marked a bit a byte
-/// ([`marks`]); which bytes a backslash escapes is found for all of them
+/// ([`super::json_marks`]); which bytes a backslash escapes is found for all of them
 /// at once by the subtraction simdjson uses (a run of backslashes escapes
 /// the byte after it when the run is odd), so that only the escaped bytes
 /// are looked at one by one: a line of text costs no more than its share
@@ -273,125 +230,6 @@ fn chunk(
         escape(bytes, escaped_at - 1)?;
     }
     Some((closing != 0).then(|| at + closing.trailing_zeros() as usize + 1))
-}
-
-/// The quotes, backslashes, control characters and `n`s of a block, a bit
-/// a byte (bit `i` for byte `i`).
-struct Marks {
-    quotes: u64,
-    backslashes: u64,
-    controls: u64,
-    ns: u64,
-}
-
-/// [`Marks`] thirty-two bytes at a time with AVX2 where the processor has
-/// it (half the instructions of SSE2's sixteen: a megabyte's string was
-/// checked in 180 µs), sixteen with SSE2 elsewhere.
-#[cfg(target_arch = "x86_64")]
-fn marks(block: &[u8; 64]) -> Marks {
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the processor has AVX2.
-        unsafe { marks_avx2(block) }
-    } else {
-        marks_sse2(block)
-    }
-}
-
-/// [`Marks`] with AVX2, two vectors of thirty-two bytes.
-///
-/// # Safety
-///
-/// The processor has AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn marks_avx2(block: &[u8; 64]) -> Marks {
-    use std::arch::x86_64::{
-        _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8, _mm256_movemask_epi8,
-        _mm256_set1_epi8,
-    };
-    let mut marks = Marks {
-        quotes: 0,
-        backslashes: 0,
-        controls: 0,
-        ns: 0,
-    };
-    for (lane, half) in block.chunks_exact(32).enumerate() {
-        // SAFETY: an unaligned load of thirty-two bytes from a chunk of
-        // thirty-two; the caller's processor has AVX2.
-        let v = unsafe { _mm256_loadu_si256(half.as_ptr().cast()) };
-        let [quotes, backslashes, controls, ns] = [
-            _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'"' as i8)),
-            _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'\\' as i8)),
-            // At most 0x1f when its unsigned minimum with 0x1f is itself.
-            _mm256_cmpeq_epi8(_mm256_min_epu8(v, _mm256_set1_epi8(0x1f)), v),
-            _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'n' as i8)),
-        ]
-        .map(|found| u64::from(_mm256_movemask_epi8(found) as u32) << (32 * lane));
-        marks.quotes |= quotes;
-        marks.backslashes |= backslashes;
-        marks.controls |= controls;
-        marks.ns |= ns;
-    }
-    marks
-}
-
-/// [`Marks`] sixteen bytes at a time with SSE2, which every x86-64
-/// processor has.
-#[cfg(target_arch = "x86_64")]
-fn marks_sse2(block: &[u8; 64]) -> Marks {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8,
-    };
-    let mut marks = Marks {
-        quotes: 0,
-        backslashes: 0,
-        controls: 0,
-        ns: 0,
-    };
-    for (lane, sixteen) in block.chunks_exact(16).enumerate() {
-        // SAFETY: SSE2 is part of x86-64 (the intrinsics need no more), and
-        // the load is an unaligned one of sixteen bytes from a chunk of
-        // sixteen.
-        let [quotes, backslashes, controls, ns] = unsafe {
-            let v = _mm_loadu_si128(sixteen.as_ptr().cast());
-            [
-                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
-                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
-                // At most 0x1f when its unsigned minimum with 0x1f is itself.
-                _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v),
-                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'n' as i8)),
-            ]
-            .map(|found| u64::from(_mm_movemask_epi8(found) as u16) << (16 * lane))
-        };
-        marks.quotes |= quotes;
-        marks.backslashes |= backslashes;
-        marks.controls |= controls;
-        marks.ns |= ns;
-    }
-    marks
-}
-
-/// [`Marks`] elsewhere, a byte at a time.
-#[cfg(not(target_arch = "x86_64"))]
-fn marks(block: &[u8; 64]) -> Marks {
-    marks_by_bytes(block)
-}
-
-/// [`Marks`] a byte at a time: the other way, and its tests' reference.
-#[cfg(any(test, not(target_arch = "x86_64")))]
-fn marks_by_bytes(block: &[u8; 64]) -> Marks {
-    let bits = |test: fn(u8) -> bool| {
-        block
-            .iter()
-            .enumerate()
-            .fold(0, |bits, (i, &byte)| bits | (u64::from(test(byte)) << i))
-    };
-    Marks {
-        quotes: bits(|byte| byte == b'"'),
-        backslashes: bits(|byte| byte == b'\\'),
-        controls: bits(|byte| byte < 0x20),
-        ns: bits(|byte| byte == b'n'),
-    }
 }
 
 /// The index of the first byte from `at` that a string cannot hold as it
@@ -449,13 +287,13 @@ fn number(bytes: &[u8], mut at: usize) -> Option<usize> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use serde_json::value::RawValue;
 
     /// serde_json's answer: one document, within `limit` levels.
     /// A xorshift generator from `seed`: the same texts on every run.
-    fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    pub(in crate::util) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
         move || {
             seed ^= seed << 13;
             seed ^= seed >> 7;
@@ -624,34 +462,6 @@ mod tests {
             (20_000..39_000).contains(&accepted),
             "the generator makes both: {accepted} valid"
         );
-    }
-
-    #[test]
-    fn a_block_is_marked_as_a_byte_at_a_time_marks_it() {
-        let mut next = xorshift(0x2545_f491_4f6c_dd1d);
-        for _ in 0..20_000 {
-            let mut block = [0u8; 64];
-            for byte in &mut block {
-                *byte = [b'"', b'\\', 0x1f, 0x20, 0x00, 0x80, 0xff, b'n'][(next() % 8) as usize];
-            }
-            let slow = marks_by_bytes(&block);
-            let mut ways = vec![("marks", marks(&block))];
-            #[cfg(target_arch = "x86_64")]
-            {
-                ways.push(("sse2", marks_sse2(&block)));
-                if std::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the processor has AVX2.
-                    ways.push(("avx2", unsafe { marks_avx2(&block) }));
-                }
-            }
-            for (way, fast) in ways {
-                assert_eq!(
-                    (fast.quotes, fast.backslashes, fast.controls, fast.ns),
-                    (slow.quotes, slow.backslashes, slow.controls, slow.ns),
-                    "{way}: {block:?}"
-                );
-            }
-        }
     }
 
     #[test]

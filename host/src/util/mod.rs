@@ -15,6 +15,7 @@
 //! - [`glob`]: path patterns matched name by name (`*`, `?`, `**`);
 //! - [`json_text`]: JSON checked once and kept as text;
 //! - [`json_check`]: JSON's grammar, nesting and spacing checked in one pass;
+//! - [`json_marks`]: the bytes of a string the check looks at, found with SIMD;
 //! - [`problem`]: what is wrong in a TOML file, said the same way for the
 //!   manifest and the config;
 //! - [`secret`]: random tokens, compared in constant time;
@@ -27,6 +28,7 @@ pub mod glob;
 pub mod heap;
 pub mod idle;
 pub mod json_check;
+pub mod json_marks;
 pub mod json_text;
 pub mod listener;
 pub mod locations;
