@@ -406,19 +406,22 @@ fn read_file_gives_every_text_as_it_is_whatever_it_must_escape_and_however_it_is
 
 #[test]
 fn read_file_tells_text_from_binary_and_counts_lines_wherever_the_bytes_fall() {
-    // The cell looks at a file sixteen bytes at a time and sums its counts
-    // every 255 blocks: a NUL, a byte that is not UTF-8 or one that is not
-    // ASCII, and newlines, at each edge of those.
+    // The cell looks at a file sixty-four bytes a step (four vectors of
+    // sixteen) and sums its counts every 63 steps, the last bytes one by
+    // one: a NUL, a byte that is not UTF-8 or one that is not ASCII, and
+    // newlines, at each edge of those.
     let ws = Workspace::new();
-    let size = 16 * 255 * 2 + 37;
+    let size = 64 * 63 * 2 + 37;
     let places = [
         0,
         15,
         16,
         17,
-        16 * 255 - 1,
-        16 * 255,
-        16 * 255 * 2,
+        63,
+        64,
+        64 * 63 - 1,
+        64 * 63,
+        64 * 63 * 2,
         size - 1,
     ];
     for at in places {
@@ -443,7 +446,7 @@ fn read_file_tells_text_from_binary_and_counts_lines_wherever_the_bytes_fall() {
         assert_eq!(r["content"].as_str(), Some(text.as_str()), "é at {at}");
     }
     // Nothing but newlines: every lane's count at its most, then more.
-    for lines in [1, 255, 16 * 255, 16 * 255 + 1, 16 * 255 * 3 + 5] {
+    for lines in [1, 63, 64, 64 * 63, 64 * 63 + 1, 64 * 64, 64 * 63 * 3 + 5] {
         ws.write("lines.txt", &"\n".repeat(lines));
         let r = ws.call_ok("read_file", json!({"path": "lines.txt", "start_line": 1}));
         assert_eq!(

@@ -83,17 +83,23 @@ struct Scan {
     newlines: usize,
 }
 
-/// Sixteen bytes at a time with WebAssembly's SIMD: the NULs and the high
-/// bits gathered in vectors, the newlines counted in one whose lanes are
-/// summed every 255 blocks, before a lane could overflow.
+/// Sixty-four bytes a step with WebAssembly's SIMD, in four vectors: the
+/// NULs found by the bytes' least value (zero only where one is NUL), the
+/// high bits gathered in a vector, the newlines counted in one whose lanes
+/// are summed every [`STEPS_PER_SUM`] steps, before a lane could overflow.
+/// Four vectors a step, not one: Cranelift kept the vectors of a step of
+/// one on the stack and paid its loop at every sixteen bytes (a 1 MB
+/// `read_file` 3.34 → 3.13 ms with four, BENCHMARKS.md, issue 21).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
 fn scan(bytes: &[u8]) -> Scan {
     use core::arch::wasm32::{
         i8x16_sub, i16x8_extadd_pairwise_u8x16, i32x4_extadd_pairwise_u16x8, u8x16_bitmask,
-        u8x16_eq, u8x16_splat, u32x4_extract_lane, v128, v128_any_true, v128_load, v128_or,
+        u8x16_eq, u8x16_min, u8x16_splat, u32x4_extract_lane, v128, v128_any_true, v128_load,
+        v128_or,
     };
-    /// Blocks counted before the lanes (at most 255 each) are summed.
-    const BLOCKS_PER_SUM: usize = 255;
+    /// Steps counted before the lanes (at most 255 each, a step adding up
+    /// to four) are summed.
+    const STEPS_PER_SUM: usize = 63;
     let newline = u8x16_splat(b'\n');
     let zero = u8x16_splat(0);
     // The sixteen counts added up: pairs, then fours, then the four lanes.
@@ -109,31 +115,35 @@ fn scan(bytes: &[u8]) -> Scan {
         .map(|&lane| lane as usize)
         .sum::<usize>()
     };
-    let mut blocks = bytes.chunks_exact(16);
+    let mut steps = bytes.chunks_exact(64);
     let mut newlines = 0;
-    let mut nuls = zero;
+    let mut least = u8x16_splat(0xff);
     let mut bits = zero;
     loop {
         let mut counts = zero;
         let mut counted = 0;
-        for block in blocks.by_ref().take(BLOCKS_PER_SUM) {
-            // SAFETY: a chunk of sixteen bytes, read whole (WebAssembly
-            // loads need no alignment).
-            let v = unsafe { v128_load(block.as_ptr().cast()) };
+        for step in steps.by_ref().take(STEPS_PER_SUM) {
+            // SAFETY: four loads of sixteen bytes within a chunk of
+            // sixty-four (WebAssembly loads need no alignment).
+            let [a, b, c, d] =
+                [0, 16, 32, 48].map(|at| unsafe { v128_load(step.as_ptr().add(at).cast()) });
             // A match is all ones (-1): subtracting it counts one.
-            counts = i8x16_sub(counts, u8x16_eq(v, newline));
-            nuls = v128_or(nuls, u8x16_eq(v, zero));
-            bits = v128_or(bits, v);
+            counts = i8x16_sub(counts, u8x16_eq(a, newline));
+            counts = i8x16_sub(counts, u8x16_eq(b, newline));
+            counts = i8x16_sub(counts, u8x16_eq(c, newline));
+            counts = i8x16_sub(counts, u8x16_eq(d, newline));
+            least = u8x16_min(least, u8x16_min(u8x16_min(a, b), u8x16_min(c, d)));
+            bits = v128_or(bits, v128_or(v128_or(a, b), v128_or(c, d)));
             counted += 1;
         }
         newlines += lanes_sum(counts);
-        if counted < BLOCKS_PER_SUM {
+        if counted < STEPS_PER_SUM {
             break;
         }
     }
-    let rest = scan_bytes(blocks.remainder());
+    let rest = scan_bytes(steps.remainder());
     Scan {
-        nul: v128_any_true(nuls) || rest.nul,
+        nul: v128_any_true(u8x16_eq(least, zero)) || rest.nul,
         ascii: u8x16_bitmask(bits) == 0 && rest.ascii,
         newlines: newlines + rest.newlines,
     }
