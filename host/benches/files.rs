@@ -6,9 +6,11 @@
 //! The tree: 20,000 files of about 10 KB (200 MB) in three folder levels,
 //! 1% of them containing a literal, 2% named `*.md`, some binaries, and a
 //! `node_modules` folder that an `.ignore` file lists. Needs `rg` and
-//! `fdfind` (Debian's `ripgrep` and `fd-find`). Each case runs the `toolcell` binary (so process start-up is
-//! included, as for the native command) [`RUNS`] times, alternating with the
-//! native command; medians are reported.
+//! `fdfind` (Debian's `ripgrep` and `fd-find`). Each case runs the
+//! `toolcell` binary (so process start-up is included, as for the native
+//! command) [`RUNS`] times or more (as many as [`CASE_TIME`] holds, up to
+//! [`MAX_RUNS`]), alternating with the native command; medians are
+//! reported.
 
 use std::io::Write;
 use std::path::Path;
@@ -26,8 +28,14 @@ const NODE_MODULES_FILES: usize = 1_000;
 /// One file in this many is a `.md` (for the search by name).
 const DOC_EVERY: usize = 50;
 const NEEDLE: &str = "toolcell_needle_literal";
-/// Rounds per case: whole processes are noisy, the median of 9 less so.
+/// Rounds per case at least: whole processes are noisy, the median of 9
+/// less so.
 const RUNS: usize = 9;
+/// Time a case's rounds take at least, and rounds at most: a process of a
+/// few milliseconds gets many more rounds than 9 (its median moved by a
+/// tenth between runs of 9 on a virtual machine), a search of 100 ms its 9.
+const CASE_TIME: Duration = Duration::from_secs(1);
+const MAX_RUNS: usize = 201;
 
 fn main() {
     let temp = tempfile::tempdir().unwrap();
@@ -147,15 +155,19 @@ fn compare(
     // Warm the page cache and the compile cache.
     time(root, cache, None, toolcell_args);
     time(root, cache, Some(native), native_args);
+    let round =
+        time(root, cache, None, toolcell_args) + time(root, cache, Some(native), native_args);
+    let runs = (CASE_TIME.as_secs_f64() / round.as_secs_f64()) as usize;
+    let runs = runs.clamp(RUNS, MAX_RUNS) | 1;
     let mut ours = Vec::new();
     let mut theirs = Vec::new();
-    for _ in 0..RUNS {
+    for _ in 0..runs {
         ours.push(time(root, cache, None, toolcell_args));
         theirs.push(time(root, cache, Some(native), native_args));
     }
     let (ours, theirs) = (median(ours), median(theirs));
     println!(
-        "{label:<48} toolcell {:>8.1} ms   {native} {:>8.1} ms   ratio {:.2}x",
+        "{label:<48} toolcell {:>8.2} ms   {native} {:>8.2} ms   ratio {:.2}x   ({runs} rounds)",
         ms(ours),
         ms(theirs),
         ours.as_secs_f64() / theirs.as_secs_f64()
