@@ -16,8 +16,9 @@
 //! the reading of one batch and the searching of another overlap; a
 //! `read-many` of the same list then takes what they read. The last two
 //! lists are kept, so a cell can name its next list before it takes the
-//! one read meanwhile, and the readers never wait for it. It is a hint:
-//! every answer is what `read-many` alone would give.
+//! one read meanwhile, and the readers go on to it as that one is taken;
+//! only the oldest is read before it is taken. It is a hint: every answer
+//! is what `read-many` alone would give.
 
 use super::bindings::toolcell::tool::files::{Host, ReadError};
 use super::cell::CellState;
@@ -29,7 +30,7 @@ use crate::util::openat::open_beneath;
 use std::collections::VecDeque;
 use std::os::fd::AsRawFd;
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Files in a batch below which the calling thread reads them all: waking
@@ -47,8 +48,15 @@ impl Host for CellState {
     ) -> Vec<Result<Vec<u8>, ReadError>> {
         know_roots(self);
         let ahead = (self.read_ahead.as_mut()).and_then(|ahead| ahead.take(&paths, max_bytes));
-        ahead
-            .unwrap_or_else(|| Batch::start(self, paths, max_bytes))
+        let batch = ahead.unwrap_or_else(|| {
+            // A list read ahead but not the one asked for is dropped
+            // unread: what a tool makes the host hold stays one list.
+            self.read_ahead = None;
+            let batch = Batch::new(self, paths, max_bytes);
+            batch.begin();
+            batch
+        });
+        batch
             .finish()
             .into_iter()
             .map(|(contents, refusal)| {
@@ -66,7 +74,7 @@ impl Host for CellState {
             self.read_ahead = None;
             return;
         }
-        let batch = Batch::start(self, paths, max_bytes);
+        let batch = Batch::new(self, paths, max_bytes);
         self.read_ahead
             .get_or_insert_with(ReadAhead::default)
             .keep(batch);
@@ -75,35 +83,45 @@ impl Host for CellState {
 
 /// Lists read ahead that are kept at once: the last two asked for. A
 /// content search names its next list before it takes the one read
-/// meanwhile, so the readers go on from the one to the other without
-/// stopping (a reader left with nothing sleeps, and waking it was a tenth
-/// of a search's time, BENCHMARKS.md, issue 21); the last two lists are
-/// also what a single list was while the one before it was handed over.
+/// meanwhile; the readers go on from the one to the other as it is taken,
+/// without stopping (a reader left with nothing sleeps, and waking it was
+/// a tenth of a search's time, BENCHMARKS.md, issue 21). Only the oldest
+/// is read before it is taken: what a tool makes the host hold stays one
+/// list, as when one list was kept.
 const KEPT_LISTS: usize = 2;
 
-/// The lists a cell asked to have read ahead, being read, the oldest
-/// first; a list dropped (for a newer one, with the cell, or passed over by
-/// a `read-many` of a later one) is read no further.
+/// The lists a cell asked to have read ahead, the oldest first, which the
+/// readers read; a list dropped (for a newer one, with the cell, or passed
+/// over by a `read-many` of a later one) is read no further.
 #[derive(Default)]
 pub(super) struct ReadAhead(VecDeque<Arc<Batch>>);
 
 impl ReadAhead {
-    /// The list being read that is `paths` read with `max_bytes`, taken;
-    /// the lists asked for before it are dropped, those after it kept.
+    /// The list that is `paths` read with `max_bytes`, taken, and the next
+    /// one set to be read; the lists asked for before it are dropped.
     fn take(&mut self, paths: &[String], max_bytes: u64) -> Option<Arc<Batch>> {
         let at = (self.0.iter())
             .position(|batch| batch.asked_max_bytes == max_bytes && batch.paths == paths)?;
         self.0.drain(..at).for_each(|older| older.stop());
-        self.0.pop_front()
+        let taken = self.0.pop_front()?;
+        taken.begin();
+        if let Some(next) = self.0.front() {
+            next.begin();
+        }
+        Some(taken)
     }
 
-    /// Keeps `batch`, dropping the oldest list past [`KEPT_LISTS`].
+    /// Keeps `batch`, read now if it is the only list, dropping the oldest
+    /// list past [`KEPT_LISTS`].
     fn keep(&mut self, batch: Arc<Batch>) {
         self.0.push_back(batch);
         while self.0.len() > KEPT_LISTS {
             if let Some(oldest) = self.0.pop_front() {
                 oldest.stop();
             }
+        }
+        if let Some(oldest) = self.0.front() {
+            oldest.begin();
         }
     }
 }
@@ -131,15 +149,16 @@ struct Batch {
     /// The next path to take, and how many were read.
     next: AtomicUsize,
     done: AtomicUsize,
+    /// The readers were set to the list.
+    begun: AtomicBool,
     outcomes: Vec<Mutex<Option<Outcome>>>,
 }
 
 impl Batch {
-    /// Starts reading `paths` for `state`: a reader takes them from now on
-    /// when the list is long enough to be worth waking one.
-    fn start(state: &CellState, paths: Vec<String>, max_bytes: u64) -> Arc<Self> {
+    /// The list `paths` for `state`, not yet read.
+    fn new(state: &CellState, paths: Vec<String>, max_bytes: u64) -> Arc<Self> {
         let budget = state.limiter.limit_bytes() as u64;
-        let batch = Arc::new(Self {
+        Arc::new(Self {
             outcomes: paths.iter().map(|_| Mutex::new(None)).collect(),
             paths,
             asked_max_bytes: max_bytes,
@@ -148,22 +167,29 @@ impl Batch {
             guard: state.files.judging_copy(),
             next: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
-        });
-        if batch.paths.len() >= PARALLEL_FROM
-            && let Some(pool) = readers()
-        {
-            // A job waiting for a busy reader does not keep the list
-            // alive: one dropped meanwhile is freed, and the job is void.
-            for _ in 0..pool.current_num_threads() {
-                let batch = Arc::downgrade(&batch);
-                pool.spawn(move || {
-                    if let Some(batch) = batch.upgrade() {
-                        batch.take_and_read();
-                    }
-                });
-            }
+            begun: AtomicBool::new(false),
+        })
+    }
+
+    /// Sets the readers to the list (once), when it is long enough to be
+    /// worth waking one; the calling thread reads what they leave.
+    fn begin(self: &Arc<Self>) {
+        if self.paths.len() < PARALLEL_FROM || self.begun.swap(true, Ordering::Relaxed) {
+            return;
         }
-        batch
+        let Some(pool) = readers() else {
+            return;
+        };
+        // A job waiting for a busy reader does not keep the list alive: one
+        // dropped meanwhile is freed, and the job is void.
+        for _ in 0..pool.current_num_threads() {
+            let batch = Arc::downgrade(self);
+            pool.spawn(move || {
+                if let Some(batch) = batch.upgrade() {
+                    batch.take_and_read();
+                }
+            });
+        }
     }
 
     /// Has the readers take no more of the list (those reading go on to
