@@ -122,9 +122,7 @@ fn main() {
 /// fixed, so the stack, the heap, the libraries and every mapping wasmtime
 /// makes (compiled tools, linear memories) are still placed at random.
 fn link_without_pie() {
-    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
-    if os == "linux" && env == "gnu" {
+    if target_is_linux_gnu() {
         println!("cargo:rustc-link-arg-bins=-no-pie");
     }
 }
@@ -189,9 +187,7 @@ fn link_startup_code_first(manifest_dir: &Path, out_dir: &Path) {
 /// Done only if the C compiler knows `libgcc_eh.a` and a small program
 /// links with it; else the shared library stays, with a warning.
 fn link_unwinder_statically(out_dir: &Path) {
-    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
-    let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
-    if os != "linux" || env != "gnu" {
+    if !target_is_linux_gnu() {
         return;
     }
     let cc = std::env::var("RUSTC_LINKER").unwrap_or_else(|_| "cc".into());
@@ -223,6 +219,13 @@ fn link_unwinder_statically(out_dir: &Path) {
             unwinder.display()
         );
     }
+}
+
+/// Whether the binary is built for Linux with glibc, where the link
+/// settings above apply.
+fn target_is_linux_gnu() -> bool {
+    let var = |name| std::env::var(name).unwrap_or_default();
+    var("CARGO_CFG_TARGET_OS") == "linux" && var("CARGO_CFG_TARGET_ENV") == "gnu"
 }
 
 /// Whether an empty program links with `link_args` added, built by the

@@ -405,6 +405,40 @@ fn read_file_gives_every_text_as_it_is_whatever_it_must_escape_and_however_it_is
 }
 
 #[test]
+fn a_large_file_whose_escapes_outgrow_its_buffer_reads_back_whole() {
+    // The cell writes a result over the file's own buffer, with room for a
+    // line break's escape every 40 bytes or so; control characters escape
+    // to six bytes each, so this text moves on through its buffer again
+    // and again as it is escaped. Quotes, tabs, CRLF and characters past
+    // ASCII between them; past the size where buffers get their room.
+    let ws = Workspace::new();
+    let text: String = (0..6000)
+        .map(|i| match i % 4 {
+            0 => (1..31u8).map(char::from).collect::<String>() + "\n",
+            1 => format!("\t\"quoted\" \\ path é ✓ {i}\r\n"),
+            2 => "x".repeat(i % 190) + "\n",
+            _ => "\u{1}".repeat(60 + i % 80) + "\n",
+        })
+        .collect();
+    assert!(text.len() > 300 << 10, "{} bytes", text.len());
+    ws.write("escapes.txt", &text);
+    let lines = text.matches('\n').count();
+    let r = ws.call_ok(
+        "read_file",
+        json!({"path": "escapes.txt", "start_line": 1, "end_line": lines}),
+    );
+    assert_eq!(r["content"].as_str(), Some(text.as_str()));
+    assert_eq!(r["total_lines"].as_u64(), Some(lines as u64));
+    // A part from the middle, over the same buffer.
+    let r = ws.call_ok(
+        "read_file",
+        json!({"path": "escapes.txt", "start_line": 3001, "end_line": 3004}),
+    );
+    let part: String = text.split_inclusive('\n').skip(3000).take(4).collect();
+    assert_eq!(r["content"].as_str(), Some(part.as_str()));
+}
+
+#[test]
 fn read_file_tells_text_from_binary_and_counts_lines_wherever_the_bytes_fall() {
     // The cell looks at a file sixty-four bytes a step (four vectors of
     // sixteen) and sums its counts every 63 steps, the last bytes one by

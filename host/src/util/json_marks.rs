@@ -52,11 +52,23 @@ pub fn short_marks(window: &[u8; SHORT]) -> (u32, u32) {
 
 /// The quotes, backslashes, control characters and `n`s of a block, a bit
 /// a byte (bit `i` for byte `i`).
+#[derive(Default)]
 pub struct Marks {
     pub quotes: u64,
     pub backslashes: u64,
     pub controls: u64,
     pub ns: u64,
+}
+
+impl Marks {
+    /// Adds one part's marks, each already shifted to its part's place:
+    /// quotes, backslashes, control characters and `n`s.
+    fn add(&mut self, [quotes, backslashes, controls, ns]: [u64; 4]) {
+        self.quotes |= quotes;
+        self.backslashes |= backslashes;
+        self.controls |= controls;
+        self.ns |= ns;
+    }
 }
 
 /// [`Marks`] thirty-two bytes at a time with AVX2 where the processor has
@@ -84,12 +96,7 @@ unsafe fn marks_avx2(block: &[u8; 64]) -> Marks {
         _mm256_cmpeq_epi8, _mm256_loadu_si256, _mm256_min_epu8, _mm256_movemask_epi8,
         _mm256_set1_epi8,
     };
-    let mut marks = Marks {
-        quotes: 0,
-        backslashes: 0,
-        controls: 0,
-        ns: 0,
-    };
+    let mut marks = Marks::default();
     for (lane, half) in block.chunks_exact(32).enumerate() {
         // SAFETY: an unaligned load of thirty-two bytes from a chunk of
         // thirty-two; the caller's processor has AVX2.
@@ -102,10 +109,7 @@ unsafe fn marks_avx2(block: &[u8; 64]) -> Marks {
             _mm256_cmpeq_epi8(v, _mm256_set1_epi8(b'n' as i8)),
         ]
         .map(|found| u64::from(_mm256_movemask_epi8(found) as u32) << (32 * lane));
-        marks.quotes |= quotes;
-        marks.backslashes |= backslashes;
-        marks.controls |= controls;
-        marks.ns |= ns;
+        marks.add([quotes, backslashes, controls, ns]);
     }
     marks
 }
@@ -117,12 +121,7 @@ fn marks_sse2(block: &[u8; 64]) -> Marks {
     use std::arch::x86_64::{
         _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8,
     };
-    let mut marks = Marks {
-        quotes: 0,
-        backslashes: 0,
-        controls: 0,
-        ns: 0,
-    };
+    let mut marks = Marks::default();
     for (lane, sixteen) in block.chunks_exact(16).enumerate() {
         // SAFETY: SSE2 is part of x86-64 (the intrinsics need no more), and
         // the load is an unaligned one of sixteen bytes from a chunk of
@@ -138,10 +137,7 @@ fn marks_sse2(block: &[u8; 64]) -> Marks {
             ]
             .map(|found| u64::from(_mm_movemask_epi8(found) as u16) << (16 * lane))
         };
-        marks.quotes |= quotes;
-        marks.backslashes |= backslashes;
-        marks.controls |= controls;
-        marks.ns |= ns;
+        marks.add([quotes, backslashes, controls, ns]);
     }
     marks
 }
