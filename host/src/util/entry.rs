@@ -53,7 +53,28 @@ pub fn prepare_process() {
 /// Runs `main` and ends the process with its exit code, or
 /// [`EXIT_PANICKED`] if it panicked (its message printed by the panic
 /// hook, as always); stdout is flushed on the way out.
+///
+/// The process ends with `_exit`, as a forked child does, not with
+/// `exit`: what `exit` runs besides flushing stdout only tears down what
+/// the kernel takes back with the process anyway. It ran the main
+/// thread's thread-local destructors (wasmtime's signal stack unmapped)
+/// and the allocator's exit handler, which hands its free memory back a
+/// range at a time (six `madvise` calls after a small `tools call`):
+/// 0.05–0.1 ms of a 2 ms process (BENCHMARKS.md, issue 21). Nothing of
+/// toolcell's waits for them: its files, databases and child processes are
+/// closed, stopped or flushed by `main` itself, by values dropped before
+/// it returns; statics, which hold the rest, were never dropped.
 pub fn exit_with(main: impl FnOnce() -> i32 + std::panic::UnwindSafe) -> ! {
     let code = std::panic::catch_unwind(main).unwrap_or(EXIT_PANICKED);
-    std::process::exit(code)
+    end_process(code)
+}
+
+/// Flushes stdout, then ends the process at once with `code`.
+fn end_process(code: i32) -> ! {
+    use std::io::Write;
+    // A failed flush (a reader gone) is what `exit` would have met too,
+    // and said nothing about.
+    let _ = std::io::stdout().lock().flush();
+    // SAFETY: `_exit` ends the process; no Rust value is used after it.
+    unsafe { libc::_exit(code) }
 }
