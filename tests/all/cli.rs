@@ -499,6 +499,83 @@ fn read_file_tells_text_from_binary_and_counts_lines_wherever_the_bytes_fall() {
 }
 
 #[test]
+fn read_file_gives_each_range_of_lines_as_they_are_and_refuses_binary_bytes_wherever_they_are() {
+    // The cell writes the lines asked for as it looks at them, and looks at
+    // the rest of the file around them: each range's lines and counts as
+    // the lines of the text give them, with newlines at every place in a
+    // block of sixty-four, and a NUL or a byte that is not UTF-8 refused
+    // before, in and after the lines asked for.
+    let ws = Workspace::new();
+    let mut text: String = (0..300)
+        .map(|i| match i % 4 {
+            0 => "x".repeat(i % 130) + "\n",
+            1 => format!("\t\"{i}\" é ✓\r\n"),
+            2 => "\u{1}".repeat(i % 70) + "\n",
+            _ => "plain line ".repeat(i % 9) + "\n",
+        })
+        .collect();
+    text.push_str("an unended last line");
+    ws.write("lines.txt", &text);
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let total = lines.len();
+    for start in [1, 2, 63, 150, total - 1, total] {
+        for end in [
+            None,
+            Some(start),
+            Some(start + 1),
+            Some(start + 64),
+            Some(total + 10),
+        ] {
+            let mut args = json!({"path": "lines.txt", "start_line": start});
+            if let Some(end) = end {
+                args["end_line"] = json!(end);
+            }
+            let r = ws.call_ok("read_file", args);
+            let last = end.unwrap_or(total).min(total);
+            let expected = lines[start - 1..last].concat();
+            let label = format!("lines {start} to {end:?}");
+            assert_eq!(r["content"].as_str(), Some(expected.as_str()), "{label}");
+            assert_eq!(
+                [
+                    &r["total_lines"],
+                    &r["start_line"],
+                    &r["end_line"],
+                    &r["truncated"]
+                ],
+                [&json!(total), &json!(start), &json!(last), &json!(false)],
+                "{label}"
+            );
+        }
+    }
+    let start_of = |line: usize| lines[..line - 1].concat().len();
+    let places = [
+        0,
+        start_of(100) - 1,
+        start_of(100),
+        start_of(101) - 2,
+        start_of(200) + 5,
+        text.len() - 1,
+    ];
+    for at in places {
+        for bad in [0u8, 0xff] {
+            let mut bytes = text.clone().into_bytes();
+            bytes[at] = bad;
+            std::fs::write(ws.root.join("bad.txt"), &bytes).unwrap();
+            for (start, end) in [(1, None), (100, Some(100)), (150, Some(160)), (1, Some(99))] {
+                let mut args = json!({"path": "bad.txt", "start_line": start});
+                if let Some(end) = end {
+                    args["end_line"] = json!(end);
+                }
+                let (kind, message) = ws.call_refused("read_file", args);
+                let label = format!("{bad:#x} at {at}, lines {start} to {end:?}");
+                assert_eq!(kind, "denied", "{label}: {message}");
+                assert!(message.contains("binary content"), "{label}: {message}");
+            }
+        }
+    }
+}
+
+#[test]
 fn read_file_ranges_and_truncation() {
     let ws = Workspace::new();
     ws.write("no_newline.txt", "one\ntwo\nthree");
