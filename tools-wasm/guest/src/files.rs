@@ -4,8 +4,8 @@
 //!   to disk, then rename it over the target: a crash at any moment leaves
 //!   the old content or the new, never a mix.
 //! - [`as_text`], [`decode_text`]: bytes to UTF-8 text, refusing binary
-//!   content; [`scan`], [`line_start`]: what a text holds, where a line
-//!   begins, for a tool that writes lines as it looks at them.
+//!   content; [`line_start`], [`nth_newline`]: where a line begins, where
+//!   one ends.
 //! - [`sha256_hex`]: the hash tools report so a model can say which version
 //!   of a file it means.
 //! - [`move_to_trash`]: what `delete_path` does instead of deleting.
@@ -77,23 +77,11 @@ pub fn as_text(bytes: Vec<u8>) -> Option<Text> {
     })
 }
 
-/// What one pass over bytes found ([`scan`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Scan {
-    /// Whether a byte is NUL.
-    pub nul: bool,
-    /// Whether every byte is ASCII.
-    pub ascii: bool,
-    /// How many bytes are newlines.
-    pub newlines: usize,
-}
-
-impl Scan {
-    /// Whether the bytes scanned are text, as [`as_text`] decides: no NUL,
-    /// and UTF-8 (looked at only when not every byte is ASCII).
-    pub fn is_text(&self, bytes: &[u8]) -> bool {
-        !self.nul && (self.ascii || std::str::from_utf8(bytes).is_ok())
-    }
+/// What one pass over bytes found.
+struct Scan {
+    nul: bool,
+    ascii: bool,
+    newlines: usize,
 }
 
 /// Sixty-four bytes a step with WebAssembly's SIMD, in four vectors: the
@@ -104,7 +92,7 @@ impl Scan {
 /// one on the stack and paid its loop at every sixteen bytes (a 1 MB
 /// `read_file` 3.34 → 3.13 ms with four, BENCHMARKS.md, issue 21).
 #[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-pub fn scan(bytes: &[u8]) -> Scan {
+fn scan(bytes: &[u8]) -> Scan {
     use core::arch::wasm32::{
         i8x16_sub, i16x8_extadd_pairwise_u8x16, i32x4_extadd_pairwise_u16x8, u8x16_bitmask,
         u8x16_eq, u8x16_min, u8x16_splat, u32x4_extract_lane, v128, v128_any_true, v128_load,
@@ -164,7 +152,7 @@ pub fn scan(bytes: &[u8]) -> Scan {
 
 /// [`scan`] elsewhere (the guest crate's own tests), a byte at a time.
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-pub fn scan(bytes: &[u8]) -> Scan {
+fn scan(bytes: &[u8]) -> Scan {
     scan_bytes(bytes)
 }
 
@@ -177,15 +165,21 @@ fn scan_bytes(bytes: &[u8]) -> Scan {
     }
 }
 
-/// The index in `bytes` where line `start` (from 1) begins: past the
+/// The index in `bytes` where line `line` (from 1) begins: past the
 /// newline that ends the line before it, or the end when there is none.
-pub fn line_start(bytes: &[u8], start: usize) -> usize {
-    match start {
+/// The newlines are found with `memchr` (vectorised in wasm), not a byte
+/// at a time.
+pub fn line_start(bytes: &[u8], line: usize) -> usize {
+    match line {
         0 | 1 => 0,
-        _ => memchr::memchr_iter(b'\n', bytes)
-            .nth(start - 2)
-            .map_or(bytes.len(), |newline| newline + 1),
+        _ => nth_newline(bytes, line - 2).map_or(bytes.len(), |newline| newline + 1),
     }
+}
+
+/// The index of the `n`th newline of `bytes` (from 0), if it has that
+/// many.
+pub fn nth_newline(bytes: &[u8], n: usize) -> Option<usize> {
+    memchr::memchr_iter(b'\n', bytes).nth(n)
 }
 
 /// `bytes` as UTF-8 text; binary content (a NUL byte, or not UTF-8) is

@@ -80,9 +80,7 @@ fn blocks(out: &mut Vec<u8>, bytes: &[u8]) -> usize {
         while len <= last_start && at + 2 * BLOCK <= bytes.len() {
             // SAFETY: the text has two blocks from `at`; `len` is at most
             // the capacity less ROOM; `out` and `bytes` are apart.
-            let (written, _) =
-                unsafe { escape_block(bytes.as_ptr().add(at), base.add(len), &mut Unwatched) };
-            len += written;
+            len += unsafe { escape_block(bytes.as_ptr().add(at), base.add(len)) };
             at += BLOCK;
         }
         // SAFETY: every byte up to `len` was written above (or was in `out`
@@ -93,22 +91,20 @@ fn blocks(out: &mut Vec<u8>, bytes: &[u8]) -> usize {
 }
 
 /// Escapes the block of [`BLOCK`] bytes at `from` to `to`, and says how
-/// many bytes it wrote there and how many of the block it took (all of
-/// them, unless `watch` stopped it after an escape). The block's bytes
-/// that need escapes are marked at once, and each mark is taken in turn:
-/// the run before it copied (a whole block's length from where the run
-/// starts, the part past the run written over next), then its escape. The
-/// marks are the only thing carried from one escape to the next, so
-/// escapes one line apart cost a few instructions each, not a new look at
-/// the text; the text past the block is what lets a copy run over the
-/// block's end.
+/// many bytes it wrote there. The block's bytes that need escapes are
+/// marked at once, and each mark is taken in turn: the run before it
+/// copied (a whole block's length from where the run starts, the part past
+/// the run written over next), then its escape. The marks are the only
+/// thing carried from one escape to the next, so escapes one line apart
+/// cost a few instructions each, not a new look at the text; the text past
+/// the block is what lets a copy run over the block's end.
 ///
 /// # Safety
 ///
 /// `from` is readable for two blocks, `to` writable for [`ROOM`] bytes,
 /// and the two ranges do not overlap.
 #[inline(always)]
-unsafe fn escape_block(from: *const u8, to: *mut u8, watch: &mut impl Watch) -> (usize, usize) {
+unsafe fn escape_block(from: *const u8, to: *mut u8) -> usize {
     // SAFETY: the caller's: a block readable at `from`.
     let block: &[u8; BLOCK] = unsafe { &*from.cast() };
     // Copies a block's length of the text from `start` within the block
@@ -119,7 +115,6 @@ unsafe fn escape_block(from: *const u8, to: *mut u8, watch: &mut impl Watch) -> 
         // past `to`, as the writes before it were at most one escape each.
         unsafe { std::ptr::copy_nonoverlapping(from.add(start), to.add(at), BLOCK) }
     };
-    watch.block(block);
     let mut marks = escapes_in(block);
     let mut start = 0;
     let mut len = 0;
@@ -128,93 +123,24 @@ unsafe fn escape_block(from: *const u8, to: *mut u8, watch: &mut impl Watch) -> 
         marks &= marks - 1;
         copy(start, len);
         len += first - start;
-        let byte = block[first];
-        let (escape, length) = escape_of(byte);
+        let (escape, length) = escape_of(block[first]);
         // SAFETY: as for the copies, for the escape's bytes.
         unsafe { std::ptr::copy_nonoverlapping(escape.as_ptr(), to.add(len), LONGEST_ESCAPE) };
         len += length;
         start = first + 1;
-        if watch.escaped(byte) {
-            return (len, start);
-        }
     }
     copy(start, len);
-    (len + BLOCK - start, BLOCK)
-}
-
-/// What [`escape_block`] tells of the text it escapes, and whether it
-/// stops.
-trait Watch {
-    /// Sees a block before it is escaped.
-    fn block(&mut self, block: &[u8; BLOCK]);
-    /// Sees a byte that was escaped, and says whether to stop after it.
-    fn escaped(&mut self, byte: u8) -> bool;
-}
-
-/// Nothing watched: the escape of a whole text ([`push_str`]).
-struct Unwatched;
-
-impl Watch for Unwatched {
-    #[inline(always)]
-    fn block(&mut self, _: &[u8; BLOCK]) {}
-    #[inline(always)]
-    fn escaped(&mut self, _: u8) -> bool {
-        false
-    }
-}
-
-/// What [`lines_in_place`] found in the lines it escaped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Lines {
-    /// The newlines among them.
-    pub newlines: usize,
-    /// Whether one of them holds a NUL byte.
-    pub nul: bool,
-    /// Whether every byte looked at was ASCII (`false` may also come from
-    /// bytes just past the last line, in its block).
-    pub ascii: bool,
-    /// The index in the text just past them.
-    pub end: usize,
-}
-
-/// The lines watched, and stopped after the newline that ends the last
-/// line wanted.
-struct LineWatch {
-    newlines: usize,
-    max_lines: usize,
-    nul: bool,
-    /// The blocks' high bits; the tail's bytes are in `ascii`.
-    high: HighBits,
-    ascii: bool,
-}
-
-impl LineWatch {
-    /// Sees an escaped byte; `true` once the last line wanted has ended.
-    #[inline(always)]
-    fn escaped(&mut self, byte: u8) -> bool {
-        self.nul |= byte == 0;
-        if byte != b'\n' {
-            return false;
-        }
-        self.newlines += 1;
-        self.newlines == self.max_lines
-    }
-}
-
-impl Watch for LineWatch {
-    #[inline(always)]
-    fn block(&mut self, block: &[u8; BLOCK]) {
-        self.high.add(block);
-    }
-    #[inline(always)]
-    fn escaped(&mut self, byte: u8) -> bool {
-        LineWatch::escaped(self, byte)
-    }
+    len + BLOCK - start
 }
 
 /// `head`, then `text[part]` as a JSON string (quoted and escaped as
-/// [`push_str`] does), written over `text`'s own buffer
-/// ([`lines_in_place`]).
+/// [`push_str`] does), written over `bytes` itself: the text is moved to
+/// the end of the buffer and escaped from there towards its front, so a
+/// megabyte's result takes the pages its text was read into, not as many
+/// again (each new page of a cell's memory is a fault, and the faults were
+/// a fifth of a 1 MB `read_file`). Where the escapes outgrow the room left
+/// between what is written and what is still to read, the rest of the
+/// text is moved further on.
 ///
 /// # Panics
 ///
@@ -227,117 +153,8 @@ pub fn string_in_place(text: String, part: std::ops::Range<usize>, head: &str) -
             && part.start <= part.end,
         "string_in_place: {part:?} is not a part of the text"
     );
+    let length = part.len();
     let mut bytes = text.into_bytes();
-    bytes.truncate(part.end);
-    let (json, _, ()) = lines_in_place(bytes, part.start, usize::MAX, head, |_| ());
-    // SAFETY: the head (a `str`), a quote, `text[part]` (UTF-8: whole
-    // characters of a `String`) with ASCII escapes put in place of ASCII
-    // bytes, and a quote: UTF-8.
-    unsafe { String::from_utf8_unchecked(json) }
-}
-
-/// `head`, then the lines of `text` from `from` as a JSON string (quoted
-/// and escaped as [`push_str`] does): at most `max_lines` of them (to the
-/// newline that ends the last, or to the text's end), written over `text`'s
-/// own buffer, and what was found in them on the way ([`Lines`]). `rest`
-/// is shown the text after them before the buffer is cut to the JSON.
-///
-/// The text is moved to the end of the buffer and escaped from there
-/// towards its front, so a megabyte's result takes the pages its text was
-/// read into, not as many again (each new page of a cell's memory is a
-/// fault, and the faults were a fifth of a 1 MB `read_file`). Where the
-/// escapes outgrow the room left between what is written and what is
-/// still to read, the rest of the text is moved further on. The lines are
-/// counted, and their NULs and other than ASCII bytes noticed, as they are
-/// escaped: `read_file` looks at its text once, not once to check it and
-/// again to write it.
-///
-/// The bytes are not checked as UTF-8: the JSON is UTF-8 exactly when the
-/// lines are (an escape puts ASCII bytes in place of an ASCII byte), which
-/// the caller checks of the JSON when [`Lines::ascii`] is false. `from`
-/// should begin a line (or the text): the lines end at a newline or at the
-/// text's end.
-///
-/// # Panics
-///
-/// If `from` is past the text's end.
-pub fn lines_in_place<T>(
-    text: Vec<u8>,
-    from: usize,
-    max_lines: usize,
-    head: &str,
-    rest: impl FnOnce(&[u8]) -> T,
-) -> (Vec<u8>, Lines, T) {
-    assert!(
-        from <= text.len(),
-        "lines_in_place: {from} is past the text"
-    );
-    let mut bytes = text;
-    let mut watch = LineWatch {
-        newlines: 0,
-        max_lines,
-        nul: false,
-        high: HighBits::default(),
-        ascii: true,
-    };
-    let Progress {
-        written,
-        read,
-        end,
-        taken,
-    } = escape_blocks(&mut bytes, from, head, &mut watch);
-    if watch.done() {
-        // The last line wanted has ended: the rest is where it was moved
-        // to.
-        let shown = rest(&bytes[read..end]);
-        bytes.truncate(written);
-        bytes.push(b'"');
-        return (bytes, watch.lines(from + taken), shown);
-    }
-    // Less than two blocks left: moved out of the way, escaped a byte at a
-    // time onto the end of what is written.
-    let mut tail = [0u8; 2 * BLOCK];
-    let left = end - read;
-    tail[..left].copy_from_slice(&bytes[read..end]);
-    bytes.truncate(written);
-    let mut at = 0;
-    while at < left {
-        let byte = tail[at];
-        at += 1;
-        watch.ascii &= byte.is_ascii();
-        if !ESCAPED[usize::from(byte)] {
-            bytes.push(byte);
-            continue;
-        }
-        let (escape, length) = escape_of(byte);
-        bytes.extend_from_slice(&escape[..length]);
-        if watch.escaped(byte) {
-            break;
-        }
-    }
-    let shown = rest(&tail[at..left]);
-    bytes.push(b'"');
-    (bytes, watch.lines(from + taken + at), shown)
-}
-
-/// Where [`escape_blocks`] left the buffer: the JSON written up to
-/// `written`, the text not yet escaped at `read..end`, `taken` bytes of
-/// the text escaped.
-struct Progress {
-    written: usize,
-    read: usize,
-    end: usize,
-    taken: usize,
-}
-
-/// The head and the opening quote written over `bytes`, and the text from
-/// `from` escaped after them a block at a time ([`escape_block`]) until
-/// `watch` stops it or less than two blocks are left. A function of its
-/// own, not inlined: in the tool's call function, with all else inlined,
-/// Cranelift kept the loop's values on the stack.
-#[inline(never)]
-fn escape_blocks(bytes: &mut Vec<u8>, from: usize, head: &str, watch: &mut LineWatch) -> Progress {
-    let length = bytes.len() - from;
     // Where the first escaped byte goes: after the head and the quote.
     let mut written = head.len() + 1;
     // Room for the escapes of ordinary text (a line break every 40 bytes
@@ -350,10 +167,9 @@ fn escape_blocks(bytes: &mut Vec<u8>, from: usize, head: &str, watch: &mut LineW
     // (`crate::heap`), and takes it where it is.
     bytes.reserve_exact(end.saturating_sub(bytes.len()));
     bytes.resize(end.max(bytes.len()), 0);
-    bytes.copy_within(from..from + length, read);
+    bytes.copy_within(part, read);
     bytes[..head.len()].copy_from_slice(head.as_bytes());
     bytes[head.len()] = b'"';
-    let mut taken = 0;
     while read + 2 * BLOCK <= end {
         if written + ROOM > read {
             // The escapes have used the room: move what is left on by
@@ -370,38 +186,21 @@ fn escape_blocks(bytes: &mut Vec<u8>, from: usize, head: &str, watch: &mut LineW
         // SAFETY: two blocks are readable from `read` (the loop's test);
         // `written + ROOM` is at most `read`, so the writes end before the
         // text still to read, within the buffer.
-        let (wrote, took) = unsafe { escape_block(base.add(read), base.add(written), watch) };
-        written += wrote;
-        read += took;
-        taken += took;
-        if watch.done() {
-            break;
-        }
+        written += unsafe { escape_block(base.add(read), base.add(written)) };
+        read += BLOCK;
     }
-    Progress {
-        written,
-        read,
-        end,
-        taken,
-    }
-}
-
-impl LineWatch {
-    /// Whether the last line wanted has ended (its newline escaped, may be
-    /// the block's last byte).
-    fn done(&self) -> bool {
-        self.newlines == self.max_lines
-    }
-
-    /// What was found, the lines ending at `end` in the text.
-    fn lines(&self, end: usize) -> Lines {
-        Lines {
-            newlines: self.newlines,
-            nul: self.nul,
-            ascii: self.ascii && !self.high.any(),
-            end,
-        }
-    }
+    // Less than two blocks left: moved out of the way, escaped onto the
+    // end of what is written.
+    let mut tail = [0u8; 2 * BLOCK];
+    let rest = end - read;
+    tail[..rest].copy_from_slice(&bytes[read..end]);
+    bytes.truncate(written);
+    push_escaped(&mut bytes, &tail[..rest]);
+    bytes.push(b'"');
+    // SAFETY: the head (a `str`), a quote, `text[part]` (UTF-8: whole
+    // characters of a `String`) with ASCII escapes put in place of ASCII
+    // bytes, and a quote: UTF-8.
+    unsafe { String::from_utf8_unchecked(bytes) }
 }
 
 /// Escapes `bytes` from `at` onto `out` in steps of `N` bytes while `N`
@@ -522,53 +321,6 @@ fn escapes_in<const N: usize>(block: &[u8; N]) -> u64 {
     })
 }
 
-/// The high bits of the blocks seen, gathered in one vector with
-/// WebAssembly's SIMD (an `or` of a block's four vectors, looked at once
-/// at the end): whether one of their bytes is not ASCII.
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-#[derive(Clone, Copy)]
-struct HighBits(core::arch::wasm32::v128);
-
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-impl Default for HighBits {
-    fn default() -> Self {
-        HighBits(core::arch::wasm32::u8x16_splat(0))
-    }
-}
-
-#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
-impl HighBits {
-    #[inline(always)]
-    fn add(&mut self, block: &[u8; BLOCK]) {
-        use core::arch::wasm32::{v128_load, v128_or};
-        // SAFETY: four loads of sixteen bytes within the block
-        // (WebAssembly's loads need no alignment).
-        let [a, b, c, d] =
-            [0, 16, 32, 48].map(|at| unsafe { v128_load(block.as_ptr().add(at).cast()) });
-        self.0 = v128_or(self.0, v128_or(v128_or(a, b), v128_or(c, d)));
-    }
-
-    fn any(&self) -> bool {
-        core::arch::wasm32::u8x16_bitmask(self.0) != 0
-    }
-}
-
-/// [`HighBits`] elsewhere (the guest crate's own tests).
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-#[derive(Clone, Copy, Default)]
-struct HighBits(bool);
-
-#[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
-impl HighBits {
-    fn add(&mut self, block: &[u8; BLOCK]) {
-        self.0 |= !block.is_ascii();
-    }
-
-    fn any(&self) -> bool {
-        self.0
-    }
-}
-
 /// Appends `"key":` to `out`; `key` is a plain identifier.
 pub fn push_key(out: &mut String, key: &str) {
     out.push('"');
@@ -658,45 +410,6 @@ mod tests {
                 }
                 let (ours, serde) = in_place_and_serde(&text, range.clone(), "{");
                 assert_eq!(ours, serde, "kind {kind}, part {range:?}");
-            }
-        }
-    }
-
-    #[test]
-    fn lines_escaped_in_place_stop_after_the_last_wanted_and_hand_over_the_rest() {
-        // Lines of every length around the block's edges, so that a line's
-        // newline falls at each place in a block (its last byte too), some
-        // with escapes, a NUL and characters past ASCII; read from every
-        // few lines, a few lines at a time and to the end.
-        let text: String = (0..400)
-            .map(|i| match i % 5 {
-                0 => "x".repeat(i % 130) + "\n",
-                1 => format!("\t\"{i}\" é\r\n"),
-                2 => "\u{1}".repeat(i % 70) + "\n",
-                3 => "\0".repeat(i % 3) + "\n",
-                _ => "✓".repeat(i % 50) + "\n",
-            })
-            .collect();
-        let lines: Vec<&str> = text.split_inclusive('\n').collect();
-        for first in (0..lines.len()).step_by(7) {
-            let from: usize = lines[..first].iter().map(|line| line.len()).sum();
-            for most in [1, 2, 3, 17, 64, 399, usize::MAX] {
-                let taken = &lines[first..(first + most.min(lines.len() - first))];
-                let part: String = taken.concat();
-                let (json, found, rest) =
-                    lines_in_place(text.clone().into_bytes(), from, most, "{", |rest| {
-                        rest.to_vec()
-                    });
-                let expected = format!("{{{}", serde_json::to_string(&part).unwrap());
-                let label = format!("from line {first}, at most {most}");
-                assert_eq!(String::from_utf8(json).unwrap(), expected, "{label}");
-                assert_eq!(rest, &text.as_bytes()[from + part.len()..], "{label}");
-                assert_eq!(found.end, from + part.len(), "{label}");
-                assert_eq!(found.newlines, taken.len(), "{label}");
-                assert_eq!(found.nul, part.contains('\0'), "{label}");
-                if !part.is_ascii() {
-                    assert!(!found.ascii, "{label}");
-                }
             }
         }
     }

@@ -5,7 +5,7 @@ use toolcell_guest::ToolError;
 use toolcell_guest::bindings::toolcell::tool::files;
 use toolcell_guest::descriptors::{Read, Roots};
 use toolcell_guest::error::wasi_error;
-use toolcell_guest::files::{as_text, line_start, scan};
+use toolcell_guest::files::{as_text, line_start, nth_newline};
 use toolcell_guest::json;
 use toolcell_guest::path::WorkspacePath;
 use wasi::filesystem::types::{DescriptorType, ErrorCode};
@@ -55,103 +55,7 @@ fn read(args: Args) -> Result<String, ToolError> {
         Some(bytes) => bytes,
         None => read_through_wasi(shown, ranged, limit)?,
     };
-    if let Some(lines) = Lines::asked(&args, bytes.len()) {
-        return lines.written(shown, bytes);
-    }
     select(&args, shown, bytes).map(|text| text.into_json())
-}
-
-/// The lines a read asks for, when they can be written as they are looked
-/// at ([`Lines::written`]): the file's text is then looked at once, where
-/// [`select`] checks it all first and escapes the lines after.
-struct Lines {
-    /// The first line (from 1).
-    start: usize,
-    end_line: Option<usize>,
-    ranged: bool,
-}
-
-impl Lines {
-    /// The lines `args` asks of a file of `size` bytes, unless the read
-    /// is one for [`select`]: a range that is an error (whose errors come
-    /// after the file is found to be text), or a range of a file too large
-    /// to be moved whole within its buffer for a few of its lines.
-    fn asked(args: &Args, size: usize) -> Option<Lines> {
-        let start = args.start_line.unwrap_or(1);
-        let ranged = args.start_line.is_some() || args.end_line.is_some();
-        let valid = start > 0 && args.end_line.is_none_or(|end| end >= start);
-        (valid && size as u64 <= MAX_WHOLE_FILE_BYTES).then_some(Lines {
-            start,
-            end_line: args.end_line,
-            ranged,
-        })
-    }
-
-    /// Most lines the read takes from its first.
-    fn most(&self) -> usize {
-        match (self.ranged, self.end_line) {
-            (true, Some(end)) => end - self.start + 1,
-            (true, None) => usize::MAX,
-            (false, _) => DEFAULT_MAX_LINES,
-        }
-    }
-
-    /// The result for `bytes`, the lines asked written over them as they
-    /// are escaped ([`json::lines_in_place`]), the rest of the text looked
-    /// at around them; the same result, and the same errors in the same
-    /// order, as [`select`] and [`FileText::into_json`] give.
-    fn written(&self, shown: &str, bytes: Vec<u8>) -> Result<String, ToolError> {
-        let size = bytes.len() as u64;
-        // A last line without a newline still counts.
-        let unended = bytes.last().is_some_and(|&last| last != b'\n');
-        let from = line_start(&bytes, self.start);
-        let before = scan(&bytes[..from]);
-        let before_is_text = before.is_text(&bytes[..from]);
-        let head = FileText::head(shown);
-        let (json, lines, after) = json::lines_in_place(bytes, from, self.most(), &head, |rest| {
-            let after = scan(rest);
-            (after, after.is_text(rest))
-        });
-        let (after, after_is_text) = after;
-        let is_text = before_is_text
-            && after_is_text
-            && !lines.nul
-            && (lines.ascii || std::str::from_utf8(&json).is_ok());
-        if !is_text {
-            return Err(binary(shown, size));
-        }
-        let total_lines = before.newlines + lines.newlines + after.newlines + usize::from(unended);
-        if total_lines > 0 && self.start > total_lines {
-            return Err(past_the_end(shown, self.start, total_lines));
-        }
-        let wanted_end = self
-            .end_line
-            .map_or(total_lines, |end| end.min(total_lines));
-        let end = if self.ranged {
-            wanted_end
-        } else {
-            wanted_end.min(self.start + DEFAULT_MAX_LINES - 1)
-        };
-        // SAFETY: checked as UTF-8 above where not all ASCII: the head (a
-        // `str`), a quote, the lines with ASCII escapes put in place of
-        // ASCII bytes, and a quote.
-        let mut out = unsafe { String::from_utf8_unchecked(json) };
-        FileText::push_tail(
-            &mut out,
-            [
-                size,
-                total_lines as u64,
-                if total_lines == 0 {
-                    0
-                } else {
-                    self.start as u64
-                },
-                end as u64,
-            ],
-            end < wanted_end,
-        );
-        Ok(out)
-    }
 }
 
 /// The file in one host call (`toolcell:tool/files`): one buffer, the size
@@ -225,7 +129,9 @@ fn select(args: &Args, shown: &str, bytes: Vec<u8>) -> Result<FileText, ToolErro
         return Err(ToolError::InvalidArgs("start_line counts from 1".into()));
     }
     if total_lines > 0 && start > total_lines {
-        return Err(past_the_end(shown, start, total_lines));
+        return Err(ToolError::InvalidArgs(format!(
+            "start_line {start} is past the end: `{shown}` has {total_lines} lines"
+        )));
     }
     let wanted_end = match args.end_line {
         Some(end) if end < start => {
@@ -262,77 +168,44 @@ impl FileText {
     /// The JSON `serde_json` would write for it, keys in the same order,
     /// written over the file's text (see [`json::string_in_place`]).
     fn into_json(self) -> String {
-        let head = FileText::head(&self.path);
-        let mut out = json::string_in_place(self.text, self.content, &head);
-        FileText::push_tail(
-            &mut out,
-            [
-                self.size,
-                self.total_lines as u64,
-                self.start_line as u64,
-                self.end_line as u64,
-            ],
-            self.truncated,
-        );
-        out
-    }
-
-    /// The result's JSON up to its content: `{"path":…,"content":`.
-    fn head(path: &str) -> String {
-        let mut head = String::with_capacity(path.len() + 32);
+        let mut head = String::with_capacity(self.path.len() + 32);
         head.push('{');
         json::push_key(&mut head, "path");
-        json::push_str(&mut head, path);
+        json::push_str(&mut head, &self.path);
         head.push(',');
         json::push_key(&mut head, "content");
-        head
-    }
-
-    /// The result's JSON after its content: the size, the total lines, the
-    /// first and last line given, and whether lines were left out.
-    fn push_tail(out: &mut String, numbers: [u64; 4], truncated: bool) {
-        for (key, n) in ["size", "total_lines", "start_line", "end_line"]
-            .into_iter()
-            .zip(numbers)
-        {
+        let mut out = json::string_in_place(self.text, self.content, &head);
+        for (key, n) in [
+            ("size", self.size),
+            ("total_lines", self.total_lines as u64),
+            ("start_line", self.start_line as u64),
+            ("end_line", self.end_line as u64),
+        ] {
             out.push(',');
-            json::push_key(out, key);
-            json::push_u64(out, n);
+            json::push_key(&mut out, key);
+            json::push_u64(&mut out, n);
         }
         out.push(',');
-        json::push_key(out, "truncated");
-        out.push_str(if truncated { "true" } else { "false" });
+        json::push_key(&mut out, "truncated");
+        out.push_str(if self.truncated { "true" } else { "false" });
         out.push('}');
+        out
     }
 }
 
-/// Byte range of lines `start..=end` (1-based, newlines included), found in
-/// one pass without splitting the text.
+/// Byte range of lines `start..=end` (1-based, newlines included): where
+/// line `start` begins, and the end of the newline that ends line `end`
+/// (or the text's end). The newlines are found with `memchr`: a byte at a
+/// time, lines 15,000 to 15,100 of a 1 MB file took 0.7 ms more.
 fn line_span(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let start = start.max(1);
     if end < start {
         return (0, 0);
     }
-    let mut from = if start <= 1 { Some(0) } else { None };
-    let mut line = 1;
-    for (at, byte) in text.bytes().enumerate() {
-        if byte != b'\n' {
-            continue;
-        }
-        if line == end {
-            return (from.unwrap_or(at + 1), at + 1);
-        }
-        line += 1;
-        if line == start {
-            from = Some(at + 1);
-        }
-    }
-    (from.unwrap_or(text.len()), text.len())
-}
-
-fn past_the_end(shown: &str, start: usize, total_lines: usize) -> ToolError {
-    ToolError::InvalidArgs(format!(
-        "start_line {start} is past the end: `{shown}` has {total_lines} lines"
-    ))
+    let bytes = text.as_bytes();
+    let from = line_start(bytes, start);
+    let to = nth_newline(&bytes[from..], end - start).map_or(bytes.len(), |at| from + at + 1);
+    (from, to)
 }
 
 fn binary(shown: &str, size: u64) -> ToolError {
