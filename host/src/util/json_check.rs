@@ -158,7 +158,7 @@ fn string(bytes: &[u8], open: usize) -> Option<usize> {
 /// backslash or control character: a listing's keys and names, most of a
 /// large result's strings, end there. Marking a 64-byte block for each
 /// cost a listing's check twice what these two vectors do.
-fn short_end(bytes: &[u8], at: usize) -> Option<usize> {
+pub(super) fn short_end(bytes: &[u8], at: usize) -> Option<usize> {
     let window: &[u8; SHORT] = bytes.get(at..at + SHORT)?.try_into().ok()?;
     let (quotes, stops) = short_marks(window);
     let quote = quotes.trailing_zeros();
