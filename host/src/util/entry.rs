@@ -70,6 +70,12 @@ pub fn exit_with(main: impl FnOnce() -> i32 + std::panic::UnwindSafe) -> ! {
 }
 
 /// Flushes stdout, then ends the process at once with `code`.
+///
+/// Unlike std's own exit, which only tries stdout's lock, the flush waits
+/// for it: a thread that held it while blocked on a full pipe would hold
+/// up the end. None can by then: what writes stdout from another thread
+/// (`toolcell mcp`'s answers) runs on a runtime dropped before `main`
+/// returns.
 fn end_process(code: i32) -> ! {
     use std::io::Write;
     // A failed flush (a reader gone) is what `exit` would have met too,
