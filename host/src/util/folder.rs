@@ -229,11 +229,9 @@ mod tests {
         // Names alike for sixteen bytes and more, shorter and longer ones
         // they begin, bytes past ASCII: sorted as the names themselves are.
         let mut names: Vec<Vec<u8>> = Vec::new();
-        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = crate::util::json_check::tests::xorshift(0x9e37_79b9_7f4a_7c15);
         for i in 0..2000u32 {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
+            let seed = next();
             let stem = [
                 "file_",
                 "a_very_long_shared_prefix_",

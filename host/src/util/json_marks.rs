@@ -9,31 +9,42 @@
 pub const SHORT: usize = 32;
 
 /// The quotes of `window`, and its backslashes and control characters, a
-/// bit a byte, with SSE2.
+/// bit a byte, with SSE2 ([`sixteen_marks`]).
 #[cfg(target_arch = "x86_64")]
 pub fn short_marks(window: &[u8; SHORT]) -> (u32, u32) {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_or_si128,
-        _mm_set1_epi8,
-    };
     let mut quotes = 0;
     let mut stops = 0;
     for (lane, sixteen) in window.chunks_exact(16).enumerate() {
-        // SAFETY: SSE2 is part of x86-64, and the load is an unaligned one
-        // of sixteen bytes from a chunk of sixteen.
-        let (q, s) = unsafe {
-            let v = _mm_loadu_si128(sixteen.as_ptr().cast());
-            let q = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8));
-            let s = _mm_or_si128(
-                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
-                _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v),
-            );
-            (_mm_movemask_epi8(q) as u32, _mm_movemask_epi8(s) as u32)
-        };
-        quotes |= (q & 0xffff) << (16 * lane);
-        stops |= (s & 0xffff) << (16 * lane);
+        let [q, backslashes, controls, _] = sixteen_marks(sixteen.try_into().expect("16 bytes"));
+        quotes |= u32::from(q) << (16 * lane);
+        stops |= u32::from(backslashes | controls) << (16 * lane);
     }
     (quotes, stops)
+}
+
+/// The quotes, backslashes, control characters and `n`s of sixteen bytes,
+/// a bit a byte, with SSE2, which every x86-64 processor has: the lanes of
+/// [`marks_sse2`] and [`short_marks`] (what a caller does not use of them
+/// is left out when this is inlined).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn sixteen_marks(sixteen: &[u8; 16]) -> [u16; 4] {
+    use std::arch::x86_64::{
+        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of x86-64 (the intrinsics need no more), and the
+    // load is an unaligned one of the sixteen bytes.
+    unsafe {
+        let v = _mm_loadu_si128(sixteen.as_ptr().cast());
+        [
+            _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
+            _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
+            // At most 0x1f when its unsigned minimum with 0x1f is itself.
+            _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v),
+            _mm_cmpeq_epi8(v, _mm_set1_epi8(b'n' as i8)),
+        ]
+        .map(|found| _mm_movemask_epi8(found) as u16)
+    }
 }
 
 /// [`short_marks`] elsewhere, a byte at a time.
@@ -118,26 +129,10 @@ unsafe fn marks_avx2(block: &[u8; 64]) -> Marks {
 /// processor has.
 #[cfg(target_arch = "x86_64")]
 fn marks_sse2(block: &[u8; 64]) -> Marks {
-    use std::arch::x86_64::{
-        _mm_cmpeq_epi8, _mm_loadu_si128, _mm_min_epu8, _mm_movemask_epi8, _mm_set1_epi8,
-    };
     let mut marks = Marks::default();
     for (lane, sixteen) in block.chunks_exact(16).enumerate() {
-        // SAFETY: SSE2 is part of x86-64 (the intrinsics need no more), and
-        // the load is an unaligned one of sixteen bytes from a chunk of
-        // sixteen.
-        let [quotes, backslashes, controls, ns] = unsafe {
-            let v = _mm_loadu_si128(sixteen.as_ptr().cast());
-            [
-                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'"' as i8)),
-                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'\\' as i8)),
-                // At most 0x1f when its unsigned minimum with 0x1f is itself.
-                _mm_cmpeq_epi8(_mm_min_epu8(v, _mm_set1_epi8(0x1f)), v),
-                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'n' as i8)),
-            ]
-            .map(|found| u64::from(_mm_movemask_epi8(found) as u16) << (16 * lane))
-        };
-        marks.add([quotes, backslashes, controls, ns]);
+        let found = sixteen_marks(sixteen.try_into().expect("16 bytes"));
+        marks.add(found.map(|bits| u64::from(bits) << (16 * lane)));
     }
     marks
 }

@@ -18,11 +18,16 @@ use std::alloc::{GlobalAlloc, Layout, System};
 /// Buffers from this size on get room past their end.
 const LARGE: usize = 256 * 1024;
 
-/// The room kept past a large buffer of `size` bytes: a thirty-second of
-/// it (a line break every 40 bytes or so, escaped, takes that much more),
-/// and a few pages for what goes before and after the text.
-pub const fn room_past(size: usize) -> usize {
-    size / 32 + 4 * 4096
+/// The share of a large buffer's size kept as room past it: a
+/// thirty-second (a line break every 40 bytes or so, escaped, takes that
+/// much more). [`crate::json::string_in_place`] counts on it.
+pub const ROOM_SHARE: usize = 32;
+
+/// The room kept past a large buffer of `size` bytes: its
+/// [`ROOM_SHARE`], and a few pages for what goes before and after the
+/// text.
+const fn room_past(size: usize) -> usize {
+    size / ROOM_SHARE + 4 * 4096
 }
 
 /// [`System`], with [`room_past`] large allocations.

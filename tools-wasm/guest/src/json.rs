@@ -160,7 +160,7 @@ pub fn string_in_place(text: String, part: std::ops::Range<usize>, head: &str) -
     // Room for the escapes of ordinary text (a line break every 40 bytes
     // or so), and for a block's writes past the end of what is written:
     // within what `crate::heap` keeps past a large buffer.
-    let mut slack = length / 32 + ROOM;
+    let mut slack = length / crate::heap::ROOM_SHARE + ROOM;
     let mut read = written + slack;
     let mut end = read + length;
     // Exactly: a large buffer has this room past its end already
