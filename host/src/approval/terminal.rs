@@ -102,6 +102,49 @@ pub fn shown(request: &ApprovalRequest<'_>) -> String {
     crate::util::text::for_terminal(&text).into_owned()
 }
 
+/// Reverse video, and back: toolcell's mark on its own prompt lines.
+const MARK: &str = "\x1b[7m";
+const UNMARK: &str = "\x1b[0m";
+
+/// Whether the prompt is marked in reverse video: stderr is a terminal and
+/// `NO_COLOR` is not set.
+fn styled() -> bool {
+    std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+}
+
+/// The prompt with its own lines — the policy warning, the `?` line and
+/// the answers — in reverse video where `styled`: text from outside
+/// reaches the terminal with every escape shown ([`shown`]), so a model's
+/// text can look like a prompt but never like these lines.
+fn marked(prompt: &str, styled: bool) -> String {
+    if !styled {
+        return prompt.to_string();
+    }
+    let mut text = String::with_capacity(prompt.len() + 64);
+    for line in prompt.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        let own = body.starts_with("! ") || body.starts_with("? ") || body.starts_with("  [y] yes");
+        if own {
+            text.push_str(MARK);
+            text.push_str(body);
+            text.push_str(UNMARK);
+            text.push_str(&line[body.len()..]);
+        } else {
+            text.push_str(line);
+        }
+    }
+    text
+}
+
+/// Drops what was typed at the terminal and not read yet.
+fn discard_typed_ahead() {
+    // SAFETY: tcflush(3) on standard input; an error (not a terminal) is
+    // harmless and ignored.
+    unsafe {
+        libc::tcflush(libc::STDIN_FILENO, libc::TCIFLUSH);
+    }
+}
+
 /// What the answer `line` means; "yes for this run" only where it is
 /// offered (`for_run`).
 pub fn parse_answer(line: &str, tool: &str, for_run: bool) -> Option<Decision> {
@@ -136,12 +179,16 @@ impl Approver for TerminalApprover {
         {
             return Answer::new(Decision::Approved, super::APPROVED_FOR_RUN_BY_PERSON);
         }
-        let prompt = render(request);
+        let prompt = marked(&render(request), styled());
         let tool = request.tool.to_string();
         // stdin blocks: read it on a blocking thread so Ctrl-C still reaches
         // the run while the prompt waits.
         let decision = tokio::task::spawn_blocking(move || {
             let mut stderr = std::io::stderr();
+            // What was typed before this prompt was shown answers nothing:
+            // a model can write text that looks like a prompt and wait, and
+            // a `y` typed at it must not approve the call that follows.
+            discard_typed_ahead();
             let _ = stderr.write_all(prompt.as_bytes());
             let _ = stderr.flush();
             loop {
@@ -181,6 +228,25 @@ impl Approver for TerminalApprover {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_toolcell_s_own_prompt_lines_are_marked() {
+        let prompt = "\n! this call changes toolcell's own policy\n? `x` wants to run with:\n    {}\n  what will change:\n    ? `y` wants\n  [y] yes  [n] no\n> ";
+        let text = marked(prompt, true);
+        assert!(text.contains("\x1b[7m! this call"), "{text}");
+        assert!(
+            text.contains("\x1b[7m? `x` wants to run with:\x1b[0m\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\x1b[7m  [y] yes  [n] no\x1b[0m\n> "),
+            "{text}"
+        );
+        // An argument or preview line that looks like one is indented: not marked.
+        assert!(text.contains("\n    ? `y` wants\n"), "{text}");
+        assert_eq!(text.matches(MARK).count(), 3, "{text}");
+        assert_eq!(marked(prompt, false), prompt);
+    }
 
     #[test]
     fn answers() {

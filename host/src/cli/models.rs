@@ -77,8 +77,10 @@ fn table(known: &[KnownModel]) -> String {
     ]];
     for k in known {
         rows.push([
-            k.server.clone(),
-            k.model.clone(),
+            // Names from the store (a config or a server said them): each
+            // a table cell, on its row.
+            crate::util::text::for_terminal_line(&k.server).into_owned(),
+            crate::util::text::for_terminal_line(&k.model).into_owned(),
             match k.tools {
                 Some(false) => "no (text format)".into(),
                 tools => yes_no(tools).into(),

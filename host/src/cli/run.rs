@@ -161,9 +161,10 @@ pub fn check(config: &super::Chosen, file: PathBuf) -> Result<i32> {
         .filter(|(name, _, _)| registry.get(name).is_none())
         .map(|(name, line, col)| {
             format!(
-                "error: there is no tool named `{name}`\n  --> {}:{line}:{col}\n  the tools are: {}",
-                workflow.display,
-                names.join(", ")
+                "error: there is no tool named `{}`\n  --> {}:{line}:{col}\n  the tools are: {}",
+                crate::util::text::for_terminal_line(name),
+                crate::util::text::for_terminal_line(&workflow.display),
+                crate::util::text::for_terminal_line(&names.join(", "))
             )
         })
         .collect();

@@ -103,6 +103,7 @@ fn summary_line(run: &RunSummary) -> String {
         (Some(schedule), Some(trigger)) => format!("{schedule} ({trigger})"),
         _ => run.kind.clone(),
     };
+    let kind = crate::util::text::for_terminal_line(&kind);
     format!(
         "{:>5}  {}  {:<11}  {:<8}  {:>2} calls  {}",
         run.id,
@@ -114,30 +115,36 @@ fn summary_line(run: &RunSummary) -> String {
     )
 }
 
+/// A run whole, for `runs show`: every field from the store is on its own
+/// line, so each is shown with its line breaks visible (a title or tool
+/// name with a `\n` cannot add a row); only the answer is a block.
 fn render(detail: &RunDetail) -> String {
+    use crate::util::text::for_terminal_line as l;
     let run = &detail.summary;
     let mut text = format!(
         "run {}  {}  {}\nstarted {}{}\nmodel {}\ntask  {}\n",
         run.id,
-        run.kind,
-        run.status,
+        l(&run.kind),
+        l(&run.status),
         when(run.started_at),
         run.ended_at
             .map(|e| format!(", ended {}", when(e)))
             .unwrap_or_default(),
-        run.model.as_deref().unwrap_or("-"),
-        run.title
+        l(run.model.as_deref().unwrap_or("-")),
+        l(&run.title)
     );
     if let (Some(schedule), Some(trigger)) = (&run.schedule, &run.trigger) {
         text.push_str(&format!(
-            "schedule {schedule} ({trigger}{})\n",
+            "schedule {} ({}{})\n",
+            l(schedule),
+            l(trigger),
             run.scheduled_at
                 .map(|at| format!(", for {}", when(at)))
                 .unwrap_or_default()
         ));
     }
     if let Some(file) = &run.instructions {
-        text.push_str(&format!("project instructions {file}\n"));
+        text.push_str(&format!("project instructions {}\n", l(file)));
     }
     if let Some(earlier) = run.resumes {
         text.push_str(&format!(
@@ -146,25 +153,27 @@ fn render(detail: &RunDetail) -> String {
         ));
     }
     if let Some(error) = &run.error {
-        text.push_str(&format!("error {error}\n"));
+        text.push_str(&format!("error {}\n", l(error)));
     }
     text.push_str(&format!("\ntool calls ({}):\n", detail.tool_calls.len()));
     for call in &detail.tool_calls {
         text.push_str(&format!(
             "  {:>3}. {} {}  [{}{}] {}\n       → {}\n",
             call.seq,
-            call.tool,
+            l(&call.tool),
             crate::util::text::one_line(&call.arguments, 80),
-            call.status,
+            l(&call.status),
             match (&call.decision, &call.decided_by) {
                 (Some(d), Some(by)) => format!(
-                    ", {d} by {by}{}",
+                    ", {} by {}{}",
+                    l(d),
+                    l(by),
                     call.decided_at
                         .map(|at| format!(" at {}", when(at)))
                         .unwrap_or_default()
                 ),
-                (Some(d), None) => format!(", {d}"),
-                (None, Some(by)) => format!(", by {by}"),
+                (Some(d), None) => format!(", {}", l(d)),
+                (None, Some(by)) => format!(", by {}", l(by)),
                 (None, None) => String::new(),
             },
             call.duration_ms
@@ -176,7 +185,7 @@ fn render(detail: &RunDetail) -> String {
     if !detail.logs.is_empty() {
         text.push_str("\noutput:\n");
         for (level, line) in &detail.logs {
-            text.push_str(&format!("  [{level}] {line}\n"));
+            text.push_str(&format!("  [{}] {}\n", l(level), l(line)));
         }
     }
     if let Some(answer) = &run.answer {

@@ -7,6 +7,7 @@ use crate::config::schedule::ScheduleConfig;
 use crate::schedule::kubernetes;
 use crate::schedule::launch::unattended_launch;
 use crate::store::{RunStatus, Store, Trigger};
+use crate::util::text::for_terminal_line;
 use crate::workflow::Workflow;
 use anyhow::{Context, Result, bail};
 use clap::Subcommand;
@@ -140,11 +141,11 @@ fn list(schedules: &[ScheduleConfig], count: usize, json: bool) -> Result<i32> {
         for s in schedules {
             print_out(&format!(
                 "{}{}  {}  `{}` in {}",
-                s.name,
+                for_terminal_line(&s.name),
                 if s.enabled { "" } else { " (disabled)" },
-                s.workflow_display,
-                s.cron.expression(),
-                s.cron.zone_name()
+                for_terminal_line(&s.workflow_display),
+                for_terminal_line(s.cron.expression()),
+                for_terminal_line(s.cron.zone_name())
             ))?;
             for at in next(s) {
                 print_out(&format!("    {at}"))?;
@@ -169,11 +170,12 @@ fn run_now(dispatcher: crate::call::dispatch::Dispatcher, name: &str) -> Result<
             .map(|s| s.name.as_str())
             .collect();
         bail!(
-            "there is no schedule `{name}`\n  fix: the schedules are: {}",
+            "there is no schedule `{}`\n  fix: the schedules are: {}",
+            for_terminal_line(name),
             if names.is_empty() {
                 "(none)".to_string()
             } else {
-                names.join(", ")
+                for_terminal_line(&names.join(", ")).into_owned()
             }
         );
     };

@@ -369,8 +369,9 @@ fn list(config: &WorkspaceConfig, registry: &Registry, json: bool) -> Result<i32
 fn show(config: &WorkspaceConfig, registry: &Registry, name: &str, json: bool) -> Result<i32> {
     let Some(entry) = registry.get(name) else {
         bail!(
-            "there is no tool named `{name}`; the tools are: {}",
-            registry.names().join(", ")
+            "there is no tool named `{}`; the tools are: {}",
+            crate::util::text::for_terminal_line(name),
+            crate::util::text::for_terminal_line(&registry.names().join(", "))
         );
     };
     let grant = ToolGrant::resolve(&entry.manifest, config)?;
@@ -496,36 +497,40 @@ fn trust_server(config: &WorkspaceConfig, name: &str, dry_run: bool) -> Result<i
     };
     let changes = pins.changes(&config.workspace, name, &tools);
     let pretty = |value: &Value| serde_json::to_string_pretty(value).unwrap_or_default();
+    // The server's tool names, each on its line as a name.
+    let l = |name: &str| crate::util::text::for_terminal_line(name).into_owned();
+    let shown = l(name);
     let mut text = String::new();
     for change in &changes {
         match change {
             Change::Added { tool, now } => {
-                text.push_str(&format!("new: `{tool}`\n{}\n", pretty(now)));
+                text.push_str(&format!("new: `{}`\n{}\n", l(tool), pretty(now)));
             }
             Change::Changed { tool, was, now } => {
                 let (was, now) = (pretty(was), pretty(now));
                 let diff = similar::TextDiff::from_lines(&was, &now);
                 text.push_str(&format!(
-                    "changed: `{tool}`\n{}",
+                    "changed: `{}`\n{}",
+                    l(tool),
                     diff.unified_diff().header("pinned", "listed now")
                 ));
             }
-            Change::Removed { tool } => text.push_str(&format!("gone: `{tool}`\n")),
+            Change::Removed { tool } => text.push_str(&format!("gone: `{}`\n", l(tool))),
         }
     }
     if changes.is_empty() {
         text.push_str(&format!(
-            "the tools of `{name}` are as pinned ({} tools)\n",
+            "the tools of `{shown}` are as pinned ({} tools)\n",
             tools.len()
         ));
     } else if dry_run {
         text.push_str(&format!(
-            "nothing pinned (--dry-run): `toolcell tools trust {name}` accepts these\n"
+            "nothing pinned (--dry-run): `toolcell tools trust {shown}` accepts these\n"
         ));
     } else {
         pins.pin(&config.workspace, name, &tools)?;
         text.push_str(&format!(
-            "pinned the {} tools of `{name}` as listed now: they are offered again\n",
+            "pinned the {} tools of `{shown}` as listed now: they are offered again\n",
             tools.len()
         ));
     }

@@ -295,12 +295,14 @@ impl WorkspaceConfig {
                 .as_deref()
                 .map_or("no config file".into(), |f| f.display().to_string());
             let known: Vec<&str> = self.profiles.keys().map(String::as_str).collect();
+            let l = crate::util::text::for_terminal_line;
+            let (name, file) = (l(name), l(&file));
             anyhow::bail!(
                 "there is no profile `{name}` in {file}\n  fix: {}",
                 if known.is_empty() {
                     format!("add a [profile.{name}] table, or leave out --profile")
                 } else {
-                    format!("use one of: {}", known.join(", "))
+                    format!("use one of: {}", l(&known.join(", ")))
                 }
             );
         };

@@ -27,9 +27,11 @@ pub fn trust_key(file: &Path) -> std::io::Result<PathBuf> {
 }
 
 impl WorkspaceConfig {
-    /// What trusting this config (parsed from `text`) means: its text, and
+    /// What trusting this config (parsed from `text`) means: its text,
     /// where each folder it names leads now — its roots, the folders its
-    /// programs and servers may read or write, a server's working folder.
+    /// programs and servers may read or write, a server's working folder —
+    /// and what the files that run on its word hold: servers' program
+    /// files and scheduled workflows with their modules.
     /// A root swapped for a link (by a program that could write the
     /// workspace) changes where the config reaches, so it is untrusted
     /// again, as if its text had changed.
@@ -47,6 +49,16 @@ impl WorkspaceConfig {
         bytes.extend_from_slice(b"\0leads\0");
         for path in leads {
             bytes.extend_from_slice(path.as_os_str().as_encoded_bytes());
+            bytes.push(0);
+        }
+        // What runs on the config's word: a server's script or a scheduled
+        // workflow changed (by a tool of another workspace around this one,
+        // by a server between its calls, by anyone) is untrusted with it.
+        bytes.extend_from_slice(b"\0runs\0");
+        for file in self.files.policy.run_files() {
+            bytes.extend_from_slice(file.as_os_str().as_encoded_bytes());
+            bytes.push(0);
+            bytes.extend_from_slice(run_file_state(&file).as_bytes());
             bytes.push(0);
         }
         trust::fingerprint(&bytes)
@@ -68,7 +80,9 @@ impl WorkspaceConfig {
     /// says what, one line each:
     /// - start programs: its `[[mcp_server]]`s, programs granted to tools;
     /// - hand on secrets and data: environment variables granted to tools
-    ///   or scripts, the model's key variable, network hosts granted;
+    ///   or scripts, the model's key variable, a model server not on this
+    ///   machine, network hosts granted, secret files opened (`[secrets]
+    ///   allow`);
     /// - act unasked: `approval = "auto"`, `[[rule]]`s that decide `auto`,
     ///   a schedule's `approve` list;
     /// - reach beyond its folder: roots outside the workspace (a first
@@ -157,8 +171,32 @@ impl WorkspaceConfig {
             ));
             self.store = super::store::StoreSetting::Local;
         }
-        if let Some(key) = self.model.api_key_env.take() {
-            asks.push(format!("the model server gets the key in ${}", line(&key)));
+        // `[model]` and every profile: `--profile` puts a profile's in place.
+        for (profile, model) in std::iter::once((None, &mut self.model)).chain(
+            self.profiles
+                .iter_mut()
+                .map(|(name, profile)| (Some(name.as_str()), &mut profile.model)),
+        ) {
+            let of = profile.map_or(String::new(), |name| format!(" (profile `{}`)", line(name)));
+            if let Some(key) = model.api_key_env.take() {
+                asks.push(format!(
+                    "the model server gets the key in ${}{of}",
+                    line(&key)
+                ));
+            }
+            if !model_server_is_local(&model.base_url) {
+                asks.push(format!(
+                    "the conversation is sent to {}, not on this machine{of}",
+                    line(&model.base_url)
+                ));
+                model.base_url = model.provider.default_base_url().to_string();
+            }
+        }
+        if let Some(opened) = self.files.secrets.opened() {
+            asks.push(format!("secret files opened: {}", line(&opened.join(", "))));
+            let mut files = (*self.files).clone();
+            files.secrets = files.secrets.closed();
+            self.files = std::sync::Arc::new(files);
         }
         if !self.workflow.env.is_empty() {
             asks.push(format!(
@@ -221,4 +259,39 @@ impl WorkspaceConfig {
         store.trust(&file, &fingerprint)?;
         Ok((fingerprint, programs))
     }
+}
+
+/// The most bytes of a file that runs on a config's word read to know it
+/// again: a script or a workflow is far smaller; a larger file (a program's
+/// binary) is known by its size, inode and change time, which any write
+/// moves.
+const MAX_HASHED_RUN_FILE: u64 = 1024 * 1024;
+
+/// What a file that runs on a config's word holds now, for its fingerprint:
+/// the SHA-256 of its bytes, or for a large file its size, inode and change
+/// time; `absent` when there is none.
+fn run_file_state(file: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(file) else {
+        return "absent".into();
+    };
+    if meta.is_file()
+        && meta.len() <= MAX_HASHED_RUN_FILE
+        && let Ok(bytes) = std::fs::read(file)
+    {
+        return trust::fingerprint(&bytes);
+    }
+    format!(
+        "{} {} {}.{}",
+        meta.len(),
+        meta.ino(),
+        meta.ctime(),
+        meta.ctime_nsec()
+    )
+}
+
+/// Whether a model server's address is on this machine: where an
+/// untrusted config may send the conversation (and the files read in it).
+fn model_server_is_local(base_url: &str) -> bool {
+    reqwest::Url::parse(base_url).is_ok_and(|url| crate::config::mcp_server::is_loopback(&url))
 }

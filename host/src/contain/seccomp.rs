@@ -18,7 +18,9 @@
 //! `socket` too (`EACCES`): no socket of any family, so neither the
 //! network nor the UNIX sockets of local services; `socketpair` stays, for
 //! pipes between a program's own processes. With hosts granted, only TCP,
-//! UDP, UNIX and routing netlink sockets ([`Sockets::Internet`]). Where the
+//! UDP, UNIX and routing netlink sockets ([`Sockets::Internet`]), to
+//! connect out: no `listen`. System V IPC (`shm*`, `msg*`, `sem*`), which
+//! is the user's across every process, not a path's. Where the
 //! program has no mounts of its own, the calls that change a file's mode,
 //! owner, times or attributes by path ([`BY_PATH`]).
 //!
@@ -104,6 +106,23 @@ const REFUSED: &[libc::c_long] = &[
     // its own: a process left running then could change toolcell's files
     // after the check that follows the call; with the mounts it cannot.
     libc::SYS_setsid,
+    // System V shared memory, message queues and semaphores: keyed
+    // per user, not per path, so neither Landlock nor the mounts keep a
+    // program from another process's (a segment of the user's session,
+    // a queue an outside process reads). POSIX shared memory (files in
+    // `/dev/shm`) goes through the file rules instead.
+    libc::SYS_shmget,
+    libc::SYS_shmat,
+    libc::SYS_shmdt,
+    libc::SYS_shmctl,
+    libc::SYS_msgget,
+    libc::SYS_msgsnd,
+    libc::SYS_msgrcv,
+    libc::SYS_msgctl,
+    libc::SYS_semget,
+    libc::SYS_semop,
+    libc::SYS_semtimedop,
+    libc::SYS_semctl,
 ];
 
 /// x86-64 only: port I/O.
@@ -238,8 +257,13 @@ pub fn program(sockets: Sockets, by_path: bool) -> Vec<sock_filter> {
         refuse_call(nr, libc::EPERM);
     }
     refuse_call(libc::SYS_clone3, libc::ENOSYS);
-    if sockets == Sockets::None {
-        refuse_call(libc::SYS_socket, libc::EACCES);
+    match sockets {
+        Sockets::None => refuse_call(libc::SYS_socket, libc::EACCES),
+        // Hosts granted are for connecting out. `listen` on a socket never
+        // bound binds it to a port the kernel picks, on every address,
+        // without the `bind` Landlock checks: a server anyone could reach.
+        Sockets::Internet => refuse_call(libc::SYS_listen, libc::EACCES),
+        Sockets::Any => {}
     }
     if by_path {
         for &nr in BY_PATH.iter().chain(BY_PATH_HERE) {

@@ -162,19 +162,19 @@ pub fn undo(config: &WorkspaceConfig, store: &Store, run: RunId) -> Result<Vec<S
             fingerprint(&read_entry(config, path, MAX_KEPT_FILE).unwrap_or(Entry::Other))
         };
         if now(&change.path) != change.after_state {
-            problems.push(format!("`{}` was changed after the run", change.path));
+            problems.push(format!("`{}` was changed after the run", l(&change.path)));
         }
         match (ChangeKind::from_word(&change.kind), &change.partner) {
             (Some(ChangeKind::Move), Some(to)) => {
                 if Some(now(to)) != change.partner_after_state {
-                    problems.push(format!("`{to}` was changed after the run"));
+                    problems.push(format!("`{}` was changed after the run", l(to)));
                 }
             }
             _ => {
                 if change.before.is_none() && change.before_state != "absent" {
                     problems.push(format!(
                         "`{}` was a {} before the run, which toolcell did not keep (a deleted folder is in .toolcell/trash)",
-                        change.path,
+                        l(&change.path),
                         if change.before_state == "folder" { "folder" } else { "large or special file" }
                     ));
                 }
@@ -192,16 +192,19 @@ pub fn undo(config: &WorkspaceConfig, store: &Store, run: RunId) -> Result<Vec<S
         match (ChangeKind::from_word(&change.kind), &change.partner) {
             (Some(ChangeKind::Move), Some(to)) => {
                 move_back(config, to, &change.path)?;
-                done.push(format!("moved `{to}` back to `{}`", change.path));
+                done.push(format!("moved `{}` back to `{}`", l(to), l(&change.path)));
             }
             _ => match &change.before {
                 Some(bytes) => {
                     write_atomically(config, &change.path, bytes)?;
-                    done.push(format!("restored `{}`", change.path));
+                    done.push(format!("restored `{}`", l(&change.path)));
                 }
                 None => {
                     remove_file(config, &change.path)?;
-                    done.push(format!("removed `{}`, which the run created", change.path));
+                    done.push(format!(
+                        "removed `{}`, which the run created",
+                        l(&change.path)
+                    ));
                 }
             },
         }
@@ -212,10 +215,10 @@ pub fn undo(config: &WorkspaceConfig, store: &Store, run: RunId) -> Result<Vec<S
 
 fn open(config: &WorkspaceConfig, path: &str) -> Result<(cap_std::fs::Dir, std::path::PathBuf)> {
     let resolved =
-        resolve(config, path).with_context(|| format!("`{path}` is outside the workspace"))?;
+        resolve(config, path).with_context(|| format!("`{}` is outside the workspace", l(path)))?;
     let dir = resolved
         .open_root()
-        .with_context(|| format!("cannot open the root holding `{path}`"))?;
+        .with_context(|| format!("cannot open the root holding `{}`", l(path)))?;
     Ok((dir, resolved.relative))
 }
 
@@ -228,17 +231,17 @@ fn write_atomically(config: &WorkspaceConfig, path: &str, bytes: &[u8]) -> Resul
         .unwrap_or("file");
     let temp = parent.join(format!(".{name}.toolcell-undo-{}", std::process::id()));
     dir.write(&temp, bytes)
-        .with_context(|| format!("cannot write next to `{path}`"))?;
+        .with_context(|| format!("cannot write next to `{}`", l(path)))?;
     dir.rename(&temp, &dir, &relative).with_context(|| {
         let _ = dir.remove_file(&temp);
-        format!("cannot restore `{path}`")
+        format!("cannot restore `{}`", l(path))
     })
 }
 
 fn remove_file(config: &WorkspaceConfig, path: &str) -> Result<()> {
     let (dir, relative) = open(config, path)?;
     dir.remove_file(&relative)
-        .with_context(|| format!("cannot remove `{path}`"))
+        .with_context(|| format!("cannot remove `{}`", l(path)))
 }
 
 fn move_back(config: &WorkspaceConfig, from: &str, to: &str) -> Result<()> {
@@ -246,5 +249,10 @@ fn move_back(config: &WorkspaceConfig, from: &str, to: &str) -> Result<()> {
     let (to_dir, to_rel) = open(config, to)?;
     from_dir
         .rename(&from_rel, &to_dir, &to_rel)
-        .with_context(|| format!("cannot move `{from}` back to `{to}`"))
+        .with_context(|| format!("cannot move `{}` back to `{}`", l(from), l(to)))
+}
+
+/// A path from the run store (a model chose it), on one line in messages.
+fn l(path: &str) -> std::borrow::Cow<'_, str> {
+    crate::util::text::for_terminal_line(path)
 }

@@ -44,7 +44,10 @@ pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Str
                 },
                 Ok(Entry::Folder { .. }) => format!("`{shown}` is a folder: the tool will refuse"),
                 Ok(Entry::Other) => format!("replace `{shown}` (too large to show a diff)"),
-                Err(e) => format!("cannot read `{shown}` to show the change: {e}"),
+                Err(e) => format!(
+                    "cannot read `{shown}` to show the change: {}",
+                    one_line(&e.to_string())
+                ),
             }
         }
         Change::EditFile {
@@ -70,7 +73,10 @@ pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Str
                 },
                 Ok(Entry::Missing) => format!("`{shown}` does not exist: the tool will refuse"),
                 Ok(_) => format!("edit `{shown}` (cannot show a diff of it)"),
-                Err(e) => format!("cannot read `{shown}` to show the change: {e}"),
+                Err(e) => format!(
+                    "cannot read `{shown}` to show the change: {}",
+                    one_line(&e.to_string())
+                ),
             }
         }
         Change::Move { from, to } => {
@@ -79,7 +85,7 @@ pub fn preview(config: &WorkspaceConfig, tool: &str, args: &Value) -> Option<Str
             let target = match read_entry(config, to, 0) {
                 Ok(Entry::Missing) => String::new(),
                 Ok(_) => format!("\n`{to_shown}` already exists: the tool will refuse"),
-                Err(e) => format!("\ncannot check `{to_shown}`: {e}"),
+                Err(e) => format!("\ncannot check `{to_shown}`: {}", one_line(&e.to_string())),
             };
             format!("move {what} to `{to_shown}`{target}")
         }
@@ -210,7 +216,7 @@ fn describe(config: &WorkspaceConfig, path: &str) -> String {
         Ok(Entry::Folder { entries }) => format!("the folder `{shown}` ({entries} entries)"),
         Ok(Entry::Missing) => format!("`{shown}` (which does not exist: the tool will refuse)"),
         Ok(Entry::Other) => format!("`{shown}` (a large or special file)"),
-        Err(e) => format!("`{shown}` (cannot be read: {e})"),
+        Err(e) => format!("`{shown}` (cannot be read: {})", one_line(&e.to_string())),
     }
 }
 

@@ -135,7 +135,10 @@ pub fn read_entry(config: &WorkspaceConfig, path: &str, max_file: u64) -> std::i
     let Some(resolved) = resolve(config, path) else {
         return Err(std::io::Error::new(
             std::io::ErrorKind::PermissionDenied,
-            format!("`{path}` is outside the workspace"),
+            format!(
+                "`{}` is outside the workspace",
+                crate::util::text::for_terminal_line(path)
+            ),
         ));
     };
     let dir = resolved.open_root()?;

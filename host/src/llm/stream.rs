@@ -140,14 +140,28 @@ pub async fn read_body(
 /// The text of an `error` field, in either server's shape: a string
 /// (Ollama) or an object with a `message` (OpenAI); anything else as JSON.
 pub fn error_text(error: &Value) -> String {
-    match error {
+    let text = match error {
         Value::String(message) => message.clone(),
         other => match other.get("message").and_then(Value::as_str) {
             Some(message) => message.to_string(),
             None => other.to_string(),
         },
-    }
+    };
+    server_words(text.trim())
 }
+
+/// A model server's own words, as toolcell passes them on in a notice or
+/// an error line: cut to [`MAX_SERVER_WORDS`] characters and on one line
+/// (line breaks and control characters shown, `\n`), so they cannot add
+/// a line that looks like toolcell's.
+fn server_words(text: &str) -> String {
+    let text = crate::util::text::shorten(text, MAX_SERVER_WORDS);
+    crate::util::text::for_terminal_line(&text).into_owned()
+}
+
+/// The most characters of a server's error message passed on: enough for
+/// any real one (a missing model, a context too long).
+const MAX_SERVER_WORDS: usize = 500;
 
 /// Appends a non-empty text `piece` to `target`; returns it for the sink.
 pub fn append_piece<'v>(target: &mut String, piece: Option<&'v Value>) -> Option<&'v str> {
@@ -169,7 +183,7 @@ pub fn error_message(body: &[u8]) -> String {
     if text.is_empty() {
         "(no message)".into()
     } else {
-        crate::util::text::shorten(text, 500)
+        server_words(text)
     }
 }
 

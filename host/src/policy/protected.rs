@@ -30,6 +30,11 @@ pub enum PolicyFile {
     /// Inside toolcell's data or cache folder (user tools, the configs the
     /// user trusted, compiled components).
     UserData,
+    /// A folder holding another workspace's policy: a `toolcell.toml` or
+    /// `.toolcell/` somewhere inside it (`found`, from the folder; `None`
+    /// when the folder was too large to look through, so it is taken to
+    /// hold one).
+    Holds { found: Option<PathBuf> },
 }
 
 impl PolicyFile {
@@ -51,6 +56,13 @@ impl PolicyFile {
             PolicyFile::UserData => {
                 "inside toolcell's data or cache folder (your tools, what you trusted, compiled code)".into()
             }
+            PolicyFile::Holds { found: Some(found) } => format!(
+                "a folder holding another workspace's policy (its {}): moving or deleting the folder moves or deletes that",
+                found.display()
+            ),
+            PolicyFile::Holds { found: None } => format!(
+                "a folder of more than {MAX_HOLDS_SCAN} entries, too many to look through for a workspace's toolcell.toml or .toolcell/ inside it"
+            ),
         }
     }
 
@@ -146,6 +158,26 @@ impl PolicyFiles {
         paths.dedup();
         paths.retain(|path| path.exists() || path.is_symlink());
         paths
+    }
+
+    /// The files that run on the config's word: the scheduled workflows
+    /// with the `.rhai` modules beside them, and the program files it
+    /// starts (as named and where they lead), sorted. What trusting a
+    /// config covers besides its text (see `WorkspaceConfig::trust_fingerprint`).
+    pub fn run_files(&self) -> Vec<PathBuf> {
+        let mut files: Vec<PathBuf> = self
+            .workflows
+            .iter()
+            .map(|(file, _, _)| file.clone())
+            .chain(self.workflow_paths.iter().cloned())
+            .chain(self.programs.iter().map(|(file, _)| file.clone()))
+            .collect();
+        for (_, folder, _) in &self.workflows {
+            files.extend(workflow_files(folder));
+        }
+        files.sort();
+        files.dedup();
+        files
     }
 
     /// Adds program files toolcell starts: `(file, runner)`, the runner
@@ -257,13 +289,58 @@ impl PolicyFiles {
                 runner: runner.clone(),
             });
         }
-        self.workflows
+        if let Some(found) = self
+            .workflows
             .iter()
             .find(|(file, _, _)| file.starts_with(path))
             .map(|(_, _, schedule)| PolicyFile::Workflow {
                 schedule: schedule.clone(),
             })
+        {
+            return Some(found);
+        }
+        nested_policy(path)
     }
+}
+
+/// The most entries of a folder looked through for another workspace's
+/// policy before a move or removal of it: a large project's tree in well
+/// under a second; a larger folder is taken to hold one (asked of a
+/// person, as the policy is).
+const MAX_HOLDS_SCAN: usize = 200_000;
+
+/// Another workspace's policy inside the folder `path` (a `toolcell.toml`
+/// or a `.toolcell/` at any depth, links not followed): a move of the
+/// folder puts that config where toolcell will find it from elsewhere, a
+/// removal takes a workspace's rules away.
+fn nested_policy(path: &Path) -> Option<PolicyFile> {
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let mut seen = 0usize;
+    let mut pending = vec![path.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_HOLDS_SCAN {
+                return Some(PolicyFile::Holds { found: None });
+            }
+            let name = entry.file_name();
+            if name == CONFIG_FILE || name == STATE_DIR {
+                let found = entry.path();
+                return Some(PolicyFile::Holds {
+                    found: Some(found.strip_prefix(path).unwrap_or(&found).to_path_buf()),
+                });
+            }
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(entry.path());
+            }
+        }
+    }
+    None
 }
 
 /// The largest policy file kept to be put back: far beyond any real config

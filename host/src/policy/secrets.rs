@@ -47,8 +47,20 @@ const DEFAULT_DENY: &[&str] = &[
     ".git/config",
     ".git/modules/**/config",
     ".docker/config.json",
+    ".dockercfg",
     ".kube/config",
     ".config/gcloud",
+    ".config/gh/hosts.yml",
+    ".azure",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".gem/credentials",
+    ".vault-token",
+    ".s3cfg",
+    ".boto",
+    "credentials.json",
+    "*.tfstate",
+    "*.tfstate.backup",
 ];
 
 /// Files that look like secrets by name but hold examples by convention:
@@ -97,6 +109,25 @@ impl SecretRules {
         Self {
             deny: patterns(DEFAULT_DENY, deny),
             allow: patterns(DEFAULT_ALLOW, allow),
+        }
+    }
+
+    /// The config's own `allow` patterns (beyond the examples allowed by
+    /// default), if any: secret files it opens.
+    pub fn opened(&self) -> Option<Vec<String>> {
+        let opened: Vec<String> = self.allow[DEFAULT_ALLOW.len()..]
+            .iter()
+            .map(|p| p.text.clone())
+            .collect();
+        (!opened.is_empty()).then_some(opened)
+    }
+
+    /// These rules without the config's `allow` patterns: every secret
+    /// refused again (what an untrusted config gets).
+    pub fn closed(&self) -> Self {
+        Self {
+            deny: self.deny.clone(),
+            allow: self.allow[..DEFAULT_ALLOW.len()].to_vec(),
         }
     }
 

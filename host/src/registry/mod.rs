@@ -285,7 +285,13 @@ pub struct ToolProblem {
 
 impl fmt::Display for ToolProblem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.location, self.message)
+        // The location is a folder or file name from the disk: on its line.
+        write!(
+            f,
+            "{}: {}",
+            crate::util::text::for_terminal_line(&self.location),
+            self.message
+        )
     }
 }
 

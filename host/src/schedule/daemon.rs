@@ -31,7 +31,7 @@ use super::events::{Event, local_time};
 use super::launch::unattended_launch;
 use super::lock::DaemonLock;
 use super::plan::{self, AfterFailure, Fire, OnFire};
-use super::reload::{self, ConfigWatch, Loaded, Reload, dispatcher_for, stamp};
+use super::reload::{self, ConfigWatch, Loaded, Reload, Stamp, dispatcher_for, stamp};
 use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
 use crate::config::schedule::ScheduleConfig;
@@ -116,6 +116,7 @@ pub async fn run<C: Clock>(
         dispatcher: Arc::new(dispatcher_for(&config, &options)?),
         config_file: config_file.to_path_buf(),
         config_watch: ConfigWatch::new(config_stamp),
+        run_stamps: run_stamps(&config),
         config,
         slots: BTreeMap::new(),
         retries: Vec::new(),
@@ -144,6 +145,10 @@ pub async fn run<C: Clock>(
 struct Daemon<C: Clock> {
     config_file: PathBuf,
     config_watch: ConfigWatch,
+    /// The files that run on the config's word (scheduled workflows and
+    /// their modules, servers' scripts) as they were when it was loaded:
+    /// one changed makes the config load again, as its trust covers them.
+    run_stamps: Vec<Stamp>,
     config: WorkspaceConfig,
     dispatcher: Arc<Dispatcher>,
     slots: BTreeMap<String, Slot>,
@@ -529,6 +534,11 @@ impl<C: Clock> Daemon<C> {
         if self.reloading {
             return;
         }
+        let runs_now = run_stamps(&self.config);
+        if runs_now != self.run_stamps {
+            self.run_stamps = runs_now;
+            self.config_watch.forget();
+        }
         if !self.config_watch.poll(stamp(&self.config_file)) {
             return;
         }
@@ -569,6 +579,7 @@ impl<C: Clock> Daemon<C> {
                     self.log(None, Event::Warning { message });
                 }
                 self.dispatcher = Arc::new(dispatcher);
+                self.run_stamps = run_stamps(&config);
                 self.config = config;
                 self.install_schedules(Install::Reload);
                 let schedules = self.config.schedules.len();
@@ -682,4 +693,16 @@ impl<C: Clock> Daemon<C> {
         let line = event.line(self.clock.now(), schedule, self.options.json_logs);
         (self.options.log)(&line);
     }
+}
+
+/// The stamps of the files that run on `config`'s word (see
+/// [`Daemon::run_stamps`]).
+fn run_stamps(config: &WorkspaceConfig) -> Vec<Stamp> {
+    config
+        .files
+        .policy
+        .run_files()
+        .iter()
+        .map(|file| stamp(file))
+        .collect()
 }

@@ -118,18 +118,47 @@ pub fn command(program: impl AsRef<OsStr>, death_signal: i32) -> tokio::process:
         .process_group(0)
         .kill_on_drop(true);
     // SAFETY: the closure runs in the child between fork and exec and only
-    // calls prctl(2), which is async-signal-safe. The child gets the signal
-    // if the thread that started it ends, so a toolcell killed outright
-    // leaves no child behind (its own children it must end itself).
+    // makes system calls (prctl(2), close_range(2), fcntl(2)), which are
+    // async-signal-safe. The child gets the signal if the thread that
+    // started it ends, so a toolcell killed outright leaves no child behind
+    // (its own children it must end itself).
     unsafe {
         command.pre_exec(move || {
             if libc::prctl(libc::PR_SET_PDEATHSIG, death_signal) == -1 {
                 return Err(std::io::Error::last_os_error());
             }
+            close_inherited_on_exec();
             Ok(())
         });
     }
     command
+}
+
+/// The highest descriptor marked by hand where `close_range` is missing
+/// (before Linux 5.11): far above any a process is left with by a shell.
+const HIGHEST_INHERITED_FD: i32 = 65_535;
+
+/// Marks every descriptor above standard error close-on-exec, in the child
+/// before it runs the program: what toolcell was started with (a shell's
+/// `7>>file`, a lock, a client's pipe) is not the program's to read or
+/// write, whatever confines it. Standard input, output and error are set
+/// by then.
+fn close_inherited_on_exec() {
+    // SAFETY: system calls on the child's own descriptor table.
+    unsafe {
+        let marked = libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        );
+        if marked == 0 {
+            return;
+        }
+        for fd in 3..=HIGHEST_INHERITED_FD {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
+    }
 }
 
 /// Records `group` (a started child's pid, which leads its group) as live.

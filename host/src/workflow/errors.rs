@@ -14,6 +14,7 @@
 use super::values::{MAX_VALUE_DEPTH, dynamic_deeper_than};
 use super::{MAX_EXPR_DEPTH, MAX_FUNCTION_EXPR_DEPTH};
 use crate::config::workflow::DEFAULT_MAX_CALL_LEVELS;
+use crate::util::text::for_terminal_line;
 use rhai::{Dynamic, EvalAltResult, ParseError, ParseErrorType, Position};
 use std::path::Path;
 
@@ -145,8 +146,12 @@ fn thrown_message(value: &Dynamic) -> String {
         let get = |k: &str| map.get(k).map(|v| v.to_string());
         if let (Some(kind), Some(message)) = (get("kind"), get("message")) {
             return match get("tool") {
-                Some(tool) => format!("tool `{tool}` failed ({kind}): {message}"),
-                None => format!("{kind}: {message}"),
+                Some(tool) => format!(
+                    "tool `{}` failed ({}): {message}",
+                    for_terminal_line(&tool),
+                    for_terminal_line(&kind)
+                ),
+                None => format!("{}: {message}", for_terminal_line(&kind)),
             };
         }
     }
