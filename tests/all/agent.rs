@@ -492,20 +492,35 @@ pub fn spawn_on_terminal(ws: &Workspace, args: &[&str]) -> std::process::Child {
         .expect("util-linux `script` runs a pseudo-terminal")
 }
 
-/// Runs `toolcell ARGS` on a pseudo-terminal, typing `answers` at it;
-/// returns everything the terminal showed.
+/// Runs `toolcell ARGS` on a pseudo-terminal, typing `answers` at it, a
+/// line at each approval prompt once it is shown (as a person does: what
+/// is typed before a prompt is dropped by it); returns everything the
+/// terminal showed.
 pub fn chat_on_terminal(ws: &Workspace, args: &[&str], answers: &str) -> (i32, String) {
     use std::io::{Read, Write};
     let mut child = spawn_on_terminal(ws, args);
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(answers.as_bytes()).unwrap();
+    let mut stdout = child.stdout.take().unwrap();
+    let mut answers = answers.split_inclusive('\n');
     let mut shown = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut shown)
-        .unwrap();
+    let mut typed = 0;
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = stdout.read(&mut buf).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        shown.push_str(&String::from_utf8_lossy(&buf[..n]));
+        // The prompt's line of answers, and its "answer y, n …" again.
+        let prompts = shown.matches("[q] quit").count() + shown.matches("  answer y, n").count();
+        while typed < prompts {
+            typed += 1;
+            if let Some(line) = answers.next() {
+                let _ = stdin.write_all(line.as_bytes());
+                let _ = stdin.flush();
+            }
+        }
+    }
     let status = child.wait().unwrap();
     drop(stdin);
     (status.code().unwrap_or(-1), shown)

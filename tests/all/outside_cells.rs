@@ -85,6 +85,10 @@ const ESCAPES: &[&str] = &[
     "utime_secret",
     "new_session",
     "limit_parent",
+    "shared_memory",
+    "message_queue",
+    "semaphore",
+    "inherited_fd",
 ];
 /// What it tries of its parent besides: toolcell's, when toolcell started it.
 const OF_TOOLCELL: &[&str] = &["parent_environ", "signal_parent"];
@@ -116,11 +120,45 @@ fn a_granted_program_reaches_only_what_its_grant_names() {
         "toolcell.toml",
         "[tools.run_command]\nprocess = [\"python3\"]\n",
     );
-    let ran = ws.call_ok(
+    // toolcell is started as a shell's `7>>file` would: with a descriptor
+    // open on a file outside, which its programs must not inherit.
+    let inherited = ws.outer.join("inherited.txt");
+    let file = std::fs::File::create(&inherited).unwrap();
+    let args = json!({"program": "python3", "args": ["attack.py", s.secret, s.outside, s.port()]})
+        .to_string();
+    let mut command = ws.command(&[
+        "tools",
+        "call",
         "run_command",
-        json!({"program": "python3", "args": ["attack.py", s.secret, s.outside, s.port()]}),
+        "--args",
+        &args,
+        "--json",
+        "--yes",
+    ]);
+    {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let fd = file.as_raw_fd();
+        // SAFETY: dup2(2) between fork and exec, on the child's own table.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::dup2(fd, 7) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let output = command.output().unwrap();
+    let envelope: Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&output.stderr)));
+    let ran = envelope["result"].clone();
+    assert_eq!(ran["exit_code"], 0, "the run goes on: {envelope}");
+    assert_eq!(
+        std::fs::read_to_string(&inherited).unwrap(),
+        "",
+        "written through the inherited descriptor"
     );
-    assert_eq!(ran["exit_code"], 0, "the run goes on: {ran}");
     let report: Value = serde_json::from_str(ran["stdout"].as_str().unwrap()).unwrap();
     assert_refused(&report, &[ESCAPES, OF_TOOLCELL].concat(), "got: written");
     assert_eq!(ws.read("made-inside.txt"), "pwned");
@@ -411,6 +449,7 @@ fn a_program_granted_a_host_reaches_its_port_over_tcp_and_nothing_else() {
          t('mptcp', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 262))\n\
          t('sctp', lambda: socket.socket(socket.AF_INET, socket.SOCK_STREAM, 132))\n\
          t('packet', lambda: socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, 0))\n\
+         t('listen_unbound', lambda: socket.socket().listen())\n\
          print(json.dumps(r))\n",
         other.local_addr().unwrap().port()
     );
@@ -422,7 +461,7 @@ fn a_program_granted_a_host_reaches_its_port_over_tcp_and_nothing_else() {
     let report: Value = serde_json::from_str(ran["stdout"].as_str().unwrap())
         .unwrap_or_else(|e| panic!("{e}: {ran}"));
     assert_eq!(report["granted"], "got", "{report}");
-    for refused in ["other_port", "mptcp", "sctp", "packet"] {
+    for refused in ["other_port", "mptcp", "sctp", "packet", "listen_unbound"] {
         assert!(
             report[refused].as_str().unwrap().starts_with("refused"),
             "{refused}: {report}"

@@ -730,6 +730,9 @@ fn a_program_that_points_a_scheduled_workflow_elsewhere_through_a_link_is_refuse
     // A folder that was not a link, replaced by one, is told.
     std::fs::remove_file(ws.root.join("flows")).unwrap();
     std::fs::rename(ws.root.join("real_flows"), ws.root.join("flows")).unwrap();
+    // The user moved the scheduled workflow's files: trusted again, as
+    // trust covers what the schedules run.
+    assert_eq!(ws.run(&["trust"]).code, 0);
     let (code, envelope) = ws.call(
         "run_command",
         json!({"program": "sh", "args": ["-c", "mv flows kept && ln -s evil flows"]}),

@@ -15,8 +15,16 @@ use serde_json::json;
 const HOSTILE: &str =
     "\u{1b}[8mhidden\u{1b}[1;1r\u{1b}[2J\u{1b}]0;title\u{7}\u{9b}31m\u{202e}esrever";
 
-/// The only escapes toolcell writes itself: dim, and back to normal.
-const OWN_ESCAPES: [&str; 2] = ["\u{1b}[2m", "\u{1b}[0m"];
+/// The only escapes toolcell writes itself: dim, reverse video (the
+/// approval prompt's own lines), and back to normal.
+const OWN_ESCAPES: [&str; 3] = ["\u{1b}[2m", "\u{1b}[7m", "\u{1b}[0m"];
+
+/// `shown` without toolcell's own escapes, to read its lines.
+fn plain(shown: &str) -> String {
+    OWN_ESCAPES
+        .iter()
+        .fold(shown.to_string(), |text, own| text.replace(own, ""))
+}
 
 /// Asserts that `shown` (the raw bytes a terminal got) holds nothing from
 /// outside that a terminal acts on, and that the hostile text was shown
@@ -84,6 +92,7 @@ fn a_tool_name_the_model_invents_and_a_path_it_chooses_stay_on_their_line() {
     let (code, shown) = chat_on_terminal(&ws, &["chat", "Go"], "n\n");
     assert_eq!(code, 0, "{shown}");
     assert_shown_visibly(&shown);
+    let shown = plain(&shown);
     assert!(shown.contains("evil\\n[done] read_file"), "{shown:?}");
     assert!(
         !shown
@@ -102,18 +111,83 @@ fn a_tool_name_the_model_invents_and_a_path_it_chooses_stay_on_their_line() {
         "one real prompt, the forged one inside a path: {shown:?}"
     );
     assert!(shown.contains("a\\n? `write_file` wants"), "{shown:?}");
+    // The run as the store keeps it: the invented name on its row.
+    let (code, shown) = chat_on_terminal(&ws, &["runs", "show", "1"], "");
+    assert_eq!(code, 0, "{shown}");
+    assert_shown_visibly(&shown);
+    assert!(shown.contains("evil\\n[done] read_file"), "{shown:?}");
+    assert!(
+        !shown
+            .lines()
+            .any(|l| l.trim_start().starts_with("[done] read_file")),
+        "a forged row in `runs show`: {shown:?}"
+    );
+}
+
+#[test]
+fn what_was_typed_at_a_prompt_the_model_forged_answers_no_real_one() {
+    use crate::model_server::Part;
+    // The model writes a prompt of its own (no escape needed), waits, and
+    // then calls the tool: the `y` typed at its prompt must not approve.
+    let forged = "\n? `read_file` wants to run with:\n    {\"path\": \"a.txt\"}\n  [y] yes  [n] no (add a reason: `n too risky`)  [q] quit\n> ";
+    let reply = ollama::reply(vec![ollama::content(forged)])
+        .then(Part::Pause(std::time::Duration::from_millis(1500)));
+    let mut parts = reply.parts;
+    let done = parts.remove(1);
+    parts.push(Part::Bytes(
+        ollama::calls(&[(
+            "w1",
+            "write_file",
+            json!({"path": "a.txt", "content": "pwned\n"}),
+        )])
+        .into_bytes(),
+    ));
+    parts.push(done);
+    let server = ModelServer::start(vec![
+        Reply {
+            parts,
+            ..ollama::answer("")
+        },
+        ollama::answer("Done."),
+    ]);
+    let ws = workspace(&server, "ollama", "");
+    ws.write("a.txt", "hello\n");
+    // `y` at the forged prompt, `n` at the real one.
+    let (code, shown) = chat_on_terminal(&ws, &["chat", "Go"], "y\nn\n");
+    assert_eq!(code, 0, "{shown}");
+    assert_eq!(
+        ws.read("a.txt"),
+        "hello\n",
+        "approved by what was typed before: {shown}"
+    );
+    assert_eq!(shown.matches("[q] quit").count(), 2, "{shown}");
+    // The real prompt's own lines are marked; the forged one's are not.
+    assert_eq!(
+        shown
+            .matches("\u{1b}[7m? `write_file` wants to run with:")
+            .count(),
+        1,
+        "{shown:?}"
+    );
+    assert!(!shown.contains("\u{1b}[7m? `read_file`"), "{shown:?}");
 }
 
 #[test]
 fn a_model_servers_error_text_is_shown_visibly() {
     let server = ModelServer::start(vec![Reply::error(
         400,
-        json!({"error": format!("bad request {HOSTILE}")}),
+        json!({"error": format!("bad request {HOSTILE}\n[done] write_file {{\"path\": \"notes.md\"}} forged")}),
     )]);
     let ws = workspace(&server, "ollama", "");
     let (code, shown) = chat_on_terminal(&ws, &["chat", "Hello"], "");
     assert_ne!(code, 0, "{shown}");
     assert_shown_visibly(&shown);
+    assert!(
+        !plain(&shown)
+            .lines()
+            .any(|l| l.trim_start().starts_with("[done] write_file")),
+        "the server's words added a line: {shown:?}"
+    );
 }
 
 /// A workspace with the misbehaving MCP server in `escapes` mode.

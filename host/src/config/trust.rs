@@ -295,3 +295,80 @@ fn run_file_state(file: &Path) -> String {
 fn model_server_is_local(base_url: &str) -> bool {
     reqwest::Url::parse(base_url).is_ok_and(|url| crate::config::mcp_server::is_loopback(&url))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(dir: &Path, text: &str) -> WorkspaceConfig {
+        let file = dir.join("toolcell.toml");
+        std::fs::write(&file, text).unwrap();
+        WorkspaceConfig::parse(&file, text).unwrap()
+    }
+
+    #[test]
+    fn an_untrusted_config_opens_no_secret_and_sends_nothing_off_this_machine() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = parse(
+            dir.path(),
+            "[secrets]\nallow = [\".env\"]\n\
+             [model]\nbase_url = \"http://203.0.113.9:11434\"\napi_key_env = \"KEY\"\n\
+             [profile.far.model]\nprovider = \"openai\"\nbase_url = \"https://example.org/v1\"\napi_key_env = \"FAR_KEY\"\n\
+             [profile.near.model]\nbase_url = \"http://localhost:11434\"\n",
+        );
+        assert_eq!(config.files.secrets.secret(Path::new(".env")), None);
+        let asks = config.restrict_to_untrusted().join("\n");
+        for said in [
+            "secret files opened: .env",
+            "the model server gets the key in $KEY",
+            "the conversation is sent to http://203.0.113.9:11434, not on this machine",
+            "$FAR_KEY (profile `far`)",
+            "https://example.org/v1, not on this machine (profile `far`)",
+        ] {
+            assert!(asks.contains(said), "{said}: {asks}");
+        }
+        assert!(
+            !asks.contains("localhost"),
+            "a server on this machine needs no trust: {asks}"
+        );
+        assert_eq!(config.files.secrets.secret(Path::new(".env")), Some(".env"));
+        assert_eq!(config.model.api_key_env, None);
+        assert_eq!(config.model.base_url, "http://127.0.0.1:11434");
+        config.use_profile("far").unwrap();
+        assert_eq!(config.model.api_key_env, None);
+        assert_eq!(config.model.base_url, "http://127.0.0.1:8080/v1");
+        config.use_profile("near").unwrap();
+        assert_eq!(config.model.base_url, "http://localhost:11434");
+    }
+
+    #[test]
+    fn trust_covers_what_runs_on_the_config_s_word() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path();
+        std::fs::create_dir_all(w.join("flows/lib")).unwrap();
+        std::fs::create_dir_all(w.join("srv")).unwrap();
+        std::fs::write(w.join("flows/report.rhai"), "print(1);").unwrap();
+        std::fs::write(w.join("flows/lib/util.rhai"), "fn f() {}").unwrap();
+        std::fs::write(w.join("srv/server.py"), "print('server')").unwrap();
+        let text = "[[schedule]]\nname = \"nightly\"\nworkflow = \"flows/report.rhai\"\ncron = \"0 3 * * *\"\n\
+                    [[mcp_server]]\nname = \"s\"\ncommand = \"python3\"\nargs = [\"srv/server.py\"]\n";
+        let config = parse(w, text);
+        let trusted = config.trust_fingerprint(text);
+        assert_eq!(config.trust_fingerprint(text), trusted, "the same files");
+        for (file, changed) in [
+            ("srv/server.py", "print('attacker')"),
+            ("flows/report.rhai", "print(2);"),
+            ("flows/lib/util.rhai", "fn f() { 2 }"),
+            ("flows/lib/new.rhai", ""),
+        ] {
+            let was = std::fs::read(w.join(file)).ok();
+            std::fs::write(w.join(file), changed).unwrap();
+            assert_ne!(config.trust_fingerprint(text), trusted, "{file} changed");
+            match was {
+                Some(bytes) => std::fs::write(w.join(file), bytes).unwrap(),
+                None => std::fs::remove_file(w.join(file)).unwrap(),
+            }
+            assert_eq!(config.trust_fingerprint(text), trusted, "{file} put back");
+        }
+    }
+}

@@ -593,4 +593,42 @@ mod tests {
         assert_eq!(files.within(Path::new("/w")), Some(PolicyFile::Config));
         assert_eq!(files.within(Path::new("/w/docs")), None);
     }
+
+    #[test]
+    fn a_folder_holding_another_workspace_s_policy_takes_it_along() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path();
+        for folder in ["vendor/lib/src", "old/proj/.toolcell/tools", "docs/a"] {
+            std::fs::create_dir_all(w.join(folder)).unwrap();
+        }
+        std::fs::write(w.join("vendor/lib/toolcell.toml"), "").unwrap();
+        std::fs::write(w.join("docs/a/notes.md"), "").unwrap();
+        let files = PolicyFiles::new(Some(&w.join("toolcell.toml")), w, []);
+        let judged = |path: &str, touch| files.judge(&w.join(path), touch);
+        for touch in [crate::policy::Touch::MoveAway, crate::policy::Touch::Remove] {
+            assert_eq!(
+                judged("vendor", touch),
+                Some(PolicyFile::Holds {
+                    found: Some("lib/toolcell.toml".into())
+                })
+            );
+            assert_eq!(
+                judged("old", touch),
+                Some(PolicyFile::Holds {
+                    found: Some("proj/.toolcell".into())
+                })
+            );
+            assert_eq!(judged("docs", touch), None);
+        }
+        // Written into, a folder moves nothing of what it holds.
+        assert_eq!(
+            judged("vendor/lib/src", crate::policy::Touch::Replace),
+            None
+        );
+        let said = PolicyFile::Holds {
+            found: Some("lib/toolcell.toml".into()),
+        }
+        .describe();
+        assert!(said.contains("lib/toolcell.toml"), "{said}");
+    }
 }

@@ -31,7 +31,7 @@ use super::events::{Event, local_time};
 use super::launch::unattended_launch;
 use super::lock::DaemonLock;
 use super::plan::{self, AfterFailure, Fire, OnFire};
-use super::reload::{self, ConfigWatch, Loaded, Reload, Stamp, dispatcher_for, stamp};
+use super::reload::{self, ConfigWatch, Loaded, Reload, Stamp, dispatcher_for, run_stamps, stamp};
 use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
 use crate::config::schedule::ScheduleConfig;
@@ -693,16 +693,4 @@ impl<C: Clock> Daemon<C> {
         let line = event.line(self.clock.now(), schedule, self.options.json_logs);
         (self.options.log)(&line);
     }
-}
-
-/// The stamps of the files that run on `config`'s word (see
-/// [`Daemon::run_stamps`]).
-fn run_stamps(config: &WorkspaceConfig) -> Vec<Stamp> {
-    config
-        .files
-        .policy
-        .run_files()
-        .iter()
-        .map(|file| stamp(file))
-        .collect()
 }

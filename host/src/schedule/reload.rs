@@ -45,6 +45,19 @@ pub fn stamp(file: &Path) -> Stamp {
     Some((meta.modified().ok()?, meta.len(), meta.ino()))
 }
 
+/// The stamps of the files that run on `config`'s word (scheduled
+/// workflows and their modules, servers' scripts): one changed makes the
+/// config load again, as its trust covers them.
+pub fn run_stamps(config: &WorkspaceConfig) -> Vec<Stamp> {
+    config
+        .files
+        .policy
+        .run_files()
+        .iter()
+        .map(|file| stamp(file))
+        .collect()
+}
+
 /// When a config file polled now and then is to be loaded again: once it
 /// changed since it was loaded and has stopped changing, the same at two
 /// polls in a row. A save that truncates the file and then writes it,

@@ -50,11 +50,19 @@ pub fn first_value(text: &str) -> Result<(Value, &str), String> {
 
 /// The keys a call object may have besides its name and arguments.
 const CALL_KEYS: &[&str] = &["id", "type", "tool_call_id", "index"];
+/// The keys that name the tool, as models write them.
+const NAME_KEYS: &[&str] = &["name", "tool_name", "tool", "function"];
+/// The keys that hold the arguments, as models write them.
+const ARGUMENT_KEYS: &[&str] = &["arguments", "parameters", "args", "params", "input"];
 
-/// A call from a JSON object: `{"name": …, "arguments": {…}}`, also
-/// `parameters`, arguments as a JSON string, `tool_name` (Command R) and
-/// `{"function": {…}}` wrappers. With `strict`, no other keys (a bare
-/// object in a reply must look exactly like a call to be one).
+/// A call from a JSON object: `{"name": …, "arguments": {…}}`, also the
+/// names `tool_name`, `tool`, `function` (a string), the arguments under
+/// `parameters`, `args`, `params` or `input`, as a JSON string too, and
+/// `{"function": {…}}` wrappers. Where there are no arguments, another key
+/// is refused rather than dropped (a call run without an argument it was
+/// given is not the call written); with `strict` (a bare object in a reply
+/// must look exactly like a call to be one), any other key is, and so is a
+/// call of two names.
 pub fn call_object(value: &Value, strict: bool) -> Result<RawCall, String> {
     let Value::Object(outer) = value else {
         return Err("a call is not a JSON object".into());
@@ -63,13 +71,26 @@ pub fn call_object(value: &Value, strict: bool) -> Result<RawCall, String> {
         Some(Value::Object(inner)) => inner,
         _ => outer,
     };
-    let name = object
-        .get("name")
-        .or_else(|| object.get("tool_name"))
-        .and_then(Value::as_str)
+    let present = |keys: &[&'static str]| -> Vec<&'static str> {
+        keys.iter()
+            .copied()
+            .filter(|k| object.contains_key(*k))
+            .collect()
+    };
+    let names = present(NAME_KEYS);
+    let name = names
+        .iter()
+        .find_map(|k| object.get(*k).and_then(Value::as_str))
         .ok_or("a call has no \"name\"")?
         .to_string();
-    let arguments = match object.get("arguments").or_else(|| object.get("parameters")) {
+    let argument_keys = present(ARGUMENT_KEYS);
+    if argument_keys.len() > 1 {
+        return Err(format!(
+            "the call of `{name}` has its arguments twice ({})",
+            argument_keys.join(", ")
+        ));
+    }
+    let arguments = match argument_keys.first().map(|k| &object[*k]) {
         None => Value::Object(Map::new()),
         Some(Value::String(text)) => parse_lenient(text)
             .map(|(v, _)| v)
@@ -79,15 +100,27 @@ pub fn call_object(value: &Value, strict: bool) -> Result<RawCall, String> {
     if !arguments.is_object() {
         return Err(format!("the arguments of `{name}` are not a JSON object"));
     }
-    if strict {
-        let known = ["name", "tool_name", "arguments", "parameters", "function"];
-        let extra = |o: &Map<String, Value>| {
-            o.keys()
-                .any(|k| !known.contains(&k.as_str()) && !CALL_KEYS.contains(&k.as_str()))
-        };
-        if extra(outer) || extra(object) {
-            return Err("the object has keys a call does not have".into());
-        }
+    let other = |o: &Map<String, Value>| -> Option<String> {
+        o.keys()
+            .find(|k| {
+                let k = k.as_str();
+                !NAME_KEYS.contains(&k) && !ARGUMENT_KEYS.contains(&k) && !CALL_KEYS.contains(&k)
+            })
+            .cloned()
+    };
+    // A key beside the name where no arguments are is what the model
+    // meant as them; in a bare reply, any key a call does not have says
+    // it is not one.
+    if (strict || argument_keys.is_empty())
+        && let Some(key) = other(outer).or_else(|| other(object))
+    {
+        return Err(format!(
+            "the call of `{name}` has a key `{}` that is not its name or its arguments: put every argument in \"arguments\"",
+            crate::util::text::shorten(&key, 40)
+        ));
+    }
+    if strict && names.len() > 1 {
+        return Err("the object has keys a call does not have".into());
     }
     Ok(RawCall {
         name,
@@ -95,15 +128,30 @@ pub fn call_object(value: &Value, strict: bool) -> Result<RawCall, String> {
     })
 }
 
-/// A call object, or a list of them.
+/// A call object, or a list of them; also `{"tool_call": {…}}` and
+/// `{"tool_calls": […]}` (with an empty `content` and the `assistant` role
+/// beside it, as a message of OpenAI's API is written).
 fn calls_of(value: &Value, strict: bool) -> Result<Vec<RawCall>, String> {
     match value {
         Value::Array(items) => items.iter().map(|v| call_object(v, strict)).collect(),
-        Value::Object(o) if o.len() == 1 && o.contains_key("tool_calls") => {
+        Value::Object(o) if o.len() == 1 && o.contains_key("tool_call") => {
+            calls_of(&o["tool_call"], strict)
+        }
+        Value::Object(o) if o.contains_key("tool_calls") && is_message_of_calls(o) => {
             calls_of(&o["tool_calls"], strict)
         }
         other => Ok(vec![call_object(other, strict)?]),
     }
+}
+
+/// `{"tool_calls": […]}`, alone or in a message with nothing else to say.
+fn is_message_of_calls(o: &Map<String, Value>) -> bool {
+    o.iter().all(|(k, v)| match k.as_str() {
+        "tool_calls" => true,
+        "content" => v.is_null() || v.as_str().is_some_and(|t| t.trim().is_empty()),
+        "role" => v == "assistant",
+        _ => false,
+    })
 }
 
 /// JSON values one after another (separated by whitespace, `;` or `,`),
@@ -118,6 +166,16 @@ fn value_run(text: &str, strict: bool) -> Result<Vec<RawCall>, String> {
             .trim_start()
             .trim_start_matches([';', ','])
             .trim_start();
+        // A bracket too many after a whole call (`{…}}}`), as small models
+        // write: the call is whole, the bracket closes nothing.
+        if !strict
+            && !calls.is_empty()
+            && rest
+                .chars()
+                .all(|c| matches!(c, '}' | ']') || c.is_whitespace())
+        {
+            break;
+        }
     }
     Ok(calls)
 }
@@ -315,7 +373,11 @@ pub fn kimi(body: &str) -> Option<Result<Vec<RawCall>, String>> {
 pub fn deepseek(body: &str) -> Option<Result<Vec<RawCall>, String>> {
     let body = body.replace('|', "｜");
     let mut calls = Vec::new();
-    for part in body.split("<｜tool▁call▁begin｜>") {
+    for (i, part) in body.split("<｜tool▁call▁begin｜>").enumerate() {
+        // A call that was begun ends with its own marker: without it (the
+        // reply ended first, as the calls' closing marker may) it was cut
+        // off, whatever its arguments look like.
+        let ended = part.contains("<｜tool▁call▁end｜>");
         let part = part
             .split("<｜tool▁call▁end｜>")
             .next()
@@ -323,6 +385,11 @@ pub fn deepseek(body: &str) -> Option<Result<Vec<RawCall>, String>> {
             .trim();
         if part.is_empty() {
             continue;
+        }
+        if i > 0 && !ended {
+            return Some(Err(
+                "the call was cut off before its <｜tool▁call▁end｜>, so it was not run".into(),
+            ));
         }
         let Some((head, rest)) = part.split_once("<｜tool▁sep｜>") else {
             return Some(Err("a DeepSeek call has no <｜tool▁sep｜>".into()));

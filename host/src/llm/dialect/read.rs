@@ -39,17 +39,29 @@ pub struct Reply {
     pub dialects: Vec<&'static str>,
 }
 
-/// Words that, just before a call, say it is shown, not made.
+/// Words that, in the sentence just before a call, say it is shown, not
+/// made.
 const EXAMPLE_CUES: &[&str] = &[
     "for example",
     "an example",
     "example:",
     "example of",
     "example call",
-    "e.g.",
     "for instance",
-    "would look like",
+    "sample call",
     "looks like this",
+    "would look like",
+    "like so",
+];
+
+/// Words that say so only in a sentence that ends with a colon, which
+/// introduces what follows ("The format is:", "A call looks like:"); in
+/// a sentence of its own they are prose ("Let me check the format of
+/// a.txt first.", "the small files (e.g. a.txt)").
+const EXAMPLE_CUES_BEFORE_COLON: &[&str] = &[
+    "e.g.",
+    "looks like",
+    "sample",
     "you could call",
     "you can call",
     "you would call",
@@ -57,6 +69,8 @@ const EXAMPLE_CUES: &[&str] = &[
     "you can use",
     "the syntax",
     "the format",
+    "here's how",
+    "here is how",
 ];
 
 /// A closing tag some models write after calls whose opening tag they
@@ -103,7 +117,8 @@ pub(super) fn read_segments(
         }
     }
     let mut parts = Vec::new();
-    for segment in segments {
+    let mut segments: std::collections::VecDeque<Segment> = segments.into();
+    while let Some(segment) = segments.pop_front() {
         match segment {
             // Text comes in pieces (a tail held back is its own): one part.
             Segment::Text(t) => match parts.last_mut() {
@@ -117,7 +132,23 @@ pub(super) fn read_segments(
                 marker,
                 body,
                 closed,
-            } => parts.push(block(dialect, marker, body, closed, cut_off)),
+            } => match block(dialect, marker, body.clone(), closed, cut_off) {
+                // A common word that opened no call (`functools.reduce`,
+                // `>>>` in a REPL, ` to=`) is text, and what followed it is
+                // read again: a real marker after it still opens a block.
+                Part::Text(_) if marker.weak => {
+                    let mut again = vec![Segment::Text(marker.open.to_string())];
+                    again.extend(scan::segments(&body));
+                    if closed {
+                        let close = marker.close.first().copied().unwrap_or("");
+                        again.push(Segment::Text(close.to_string()));
+                    }
+                    for segment in again.into_iter().rev() {
+                        segments.push_front(segment);
+                    }
+                }
+                part => parts.push(part),
+            },
         }
     }
     unmake_examples(&mut parts);
@@ -203,6 +234,14 @@ fn block(
             "the call after {open} ends before its brackets or quotes close, so it was cut off and not run"
         ));
     }
+    // Ended by the end of the reply, a call is whole only if its arguments
+    // are: a name alone, or a name and an empty place for them, is a call
+    // cut off (`[TOOL_CALLS]read_fi`, `…<|message|>`), never one of `{}`.
+    if !closed && !ends_like_arguments(&body) {
+        return problem(format!(
+            "the call after {open} ends before its arguments, so it was cut off and not run"
+        ));
+    }
     for &reader in registry::readers_of(marker.open) {
         let Some(parse) = reader.parse else { continue };
         match parse(&body) {
@@ -222,6 +261,31 @@ fn block(
     }
     // No dialect that shares the marker knows the body: it is text.
     Part::Text(shown)
+}
+
+/// Whether a block's body ends as arguments do: a JSON object or list, a
+/// pythonic call's `)` or a closing code fence, before any special tokens
+/// (`<｜tool▁call▁end｜>`, `<|message|>`, `[ARGS]`), which are no arguments.
+fn ends_like_arguments(body: &str) -> bool {
+    let mut body = body.trim_end();
+    loop {
+        let token = if body.ends_with('>') {
+            body.rfind('<')
+        } else if body.ends_with(']') {
+            // `[ARGS]`, `[CALL_ID]`: capitals and `_` in brackets.
+            body.rfind('[').filter(|&at| {
+                let inside = &body[at + 1..body.len() - 1];
+                !inside.is_empty() && inside.bytes().all(|b| b.is_ascii_uppercase() || b == b'_')
+            })
+        } else {
+            None
+        };
+        match token {
+            Some(at) => body = body[..at].trim_end(),
+            None => break,
+        }
+    }
+    body.ends_with(['}', ']', ')']) || body.ends_with("```")
 }
 
 /// Turns calls that are shown as examples back into text.
@@ -306,7 +370,30 @@ fn introduced_as_example(before: &str) -> bool {
         start += 1;
     }
     let window = before[start..].to_lowercase();
-    EXAMPLE_CUES.iter().any(|cue| window.contains(cue))
+    let sentence = last_sentence(&window);
+    EXAMPLE_CUES.iter().any(|cue| sentence.contains(cue))
+        || (sentence.ends_with(':')
+            && EXAMPLE_CUES_BEFORE_COLON
+                .iter()
+                .any(|cue| sentence.contains(cue)))
+}
+
+/// The last sentence of `text`, trimmed: from after the last `.`, `!` or
+/// `?` that is followed by white space (or after a blank line) that is not
+/// its own end.
+fn last_sentence(text: &str) -> &str {
+    let text = text.trim_end();
+    let body = text.trim_end_matches(['.', '!', '?', ':']);
+    let bytes = body.as_bytes();
+    let mut start = 0;
+    for i in 0..bytes.len().saturating_sub(1) {
+        let ends = matches!(bytes[i], b'.' | b'!' | b'?') && bytes[i + 1].is_ascii_whitespace();
+        let blank = bytes[i] == b'\n' && bytes[i + 1] == b'\n';
+        if ends || blank {
+            start = i + 1;
+        }
+    }
+    text[start..].trim()
 }
 
 /// The bare calls of known tools in a reply: the whole reply, or a code
@@ -354,7 +441,7 @@ fn typed(call: RawCall, tools: &[ToolSpec]) -> RecoveredCall {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn tools() -> Vec<ToolSpec> {
         vec![ToolSpec {
@@ -389,6 +476,85 @@ mod tests {
             reply.calls[1].as_ref().unwrap().arguments,
             json!({"path": "2"})
         );
+    }
+
+    /// Outputs found by trying the reader with new ones, the way real
+    /// models vary the dialects: each runs exactly its call, with its
+    /// arguments, or nothing (`None`); a cut-off call is an error for the
+    /// model, never a call.
+    #[test]
+    fn variations_of_real_outputs_run_the_call_written_or_nothing() {
+        let call = "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>";
+        let read_a = Some(json!({"path": "a.txt"}));
+        let cases: Vec<(String, Option<Value>)> = vec![
+            // Cue words in ordinary prose do not make a call an example.
+            (format!("Let me check the format of a.txt first.\n{call}"), read_a.clone()),
+            (format!("I'll start with the small files (e.g. a.txt).\n{call}"), read_a.clone()),
+            (format!("Sure, you can use the file as the source. Reading it now.\n{call}"), read_a.clone()),
+            (format!("The syntax error is probably in a.txt. Let me read it.\n{call}"), read_a.clone()),
+            // A sentence that introduces what follows does.
+            (format!("Here is what a call to read_file looks like:\n\n{call}"), None),
+            (format!("Sample call:\n{call}"), None),
+            // A common word that opens no call leaves the rest to be read.
+            (format!("The script uses functools.reduce. Let me read it.\n{call}"), read_a.clone()),
+            (format!("In a REPL you'd type >>> open('a.txt').read(). Let me just read it.\n{call}"), read_a.clone()),
+            (format!("Set retries to=3 later. Reading now.\n{call}"), read_a.clone()),
+            // Call shapes: other keys for the name and the arguments.
+            ("<tool_call>\n{\"tool\": \"read_file\", \"args\": {\"path\": \"a.txt\"}}\n</tool_call>".into(), read_a.clone()),
+            ("<tool_call>\n{\"function\": \"read_file\", \"parameters\": {\"path\": \"a.txt\"}}\n</tool_call>".into(), read_a.clone()),
+            ("<tool_call>\n{\"name\": \"read_file\", \"params\": {\"path\": \"a.txt\"}}\n</tool_call>".into(), read_a.clone()),
+            ("<tool_call>\n{\"name\": \"read_file\", \"input\": {\"path\": \"a.txt\"}}\n</tool_call>".into(), read_a.clone()),
+            ("<tool_call>\n{\"tool_call\": {\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}}\n</tool_call>".into(), read_a.clone()),
+            ("{\"tool_call\": {\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}}".into(), read_a.clone()),
+            ("{\"content\": \"\", \"tool_calls\": [{\"id\": \"call_1\", \"type\": \"function\", \"function\": {\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}}]}".into(), read_a.clone()),
+            ("{\"role\": \"assistant\", \"content\": null, \"tool_calls\": [{\"type\": \"function\", \"function\": {\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}}]}".into(), read_a.clone()),
+            ("<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}}\n</tool_call>".into(), read_a.clone()),
+            ("<|start_header_id|>assistant<|end_header_id|>\n\n{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.txt\"}}<|eot_id|>".into(), read_a.clone()),
+            ("<seed:tool_call>\n<function=read_file>\n<parameter=path>a.txt</parameter>\n</function>\n</seed:tool_call><seed:eos>".into(), read_a.clone()),
+            // A closing marker inside an argument's value does not end the block.
+            ("<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a</tool_call>b.txt\"}}\n</tool_call>".into(), Some(json!({"path": "a</tool_call>b.txt"}))),
+            ("<tool_call>\n<function=read_file>\n<parameter=path>\nEnd each call with </tool_call>.\n</parameter>\n</function>\n</tool_call>".into(), Some(json!({"path": "End each call with </tool_call>."}))),
+        ];
+        for (text, expected) in cases {
+            let reply = read_reply(&text, false, &tools());
+            match &expected {
+                Some(arguments) => {
+                    assert_eq!(names(&reply), ["read_file"], "{text}: {reply:?}");
+                    assert_eq!(
+                        &reply.calls[0].as_ref().unwrap().arguments,
+                        arguments,
+                        "{text}"
+                    );
+                    assert!(!reply.text.contains("<tool_call>"), "{text}: {reply:?}");
+                }
+                None => assert!(reply.calls.is_empty(), "{text}: {reply:?}"),
+            }
+            // The same, streamed a character at a time.
+            let mut scanner = scan::Scanner::default();
+            let mut segments = Vec::new();
+            for c in text.chars() {
+                scanner.feed(&c.to_string(), &mut segments);
+            }
+            scanner.finish(&mut segments);
+            let streamed = read_segments(segments, false, &tools());
+            assert_eq!(streamed.calls, reply.calls, "{text}, streamed");
+        }
+        // Cut off where the reply may end the block: an error, never a call.
+        let cut = [
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>{\"path\": \"a.txt\"}",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read_file\n```json\n{\"path\": \"a\"}",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>read_fi",
+            "<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>",
+            "[TOOL_CALLS]read_file[ARGS]",
+            "<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>",
+        ];
+        for text in cut {
+            let reply = read_reply(text, false, &tools());
+            assert!(!reply.calls.iter().any(Result::is_ok), "{text}: {reply:?}");
+        }
+        // A name cut off after `>>>` is no call of any tool.
+        let reply = read_reply(">>>read_fi", false, &tools());
+        assert!(!reply.calls.iter().any(Result::is_ok), "{reply:?}");
     }
 
     #[test]

@@ -110,6 +110,8 @@ static SPECIAL_TOKENS: Dialect = Dialect {
         Marker::drop("<|im_end|>"),
         Marker::drop("<|im_start|>assistant"),
         Marker::drop("<|eot_id|>"),
+        Marker::drop("<|start_header_id|>assistant<|end_header_id|>"),
+        Marker::drop("<seed:eos>"),
         Marker::drop("<|eom_id|>"),
         Marker::drop("<|end|>"),
         Marker::drop("<|return|>"),

@@ -92,9 +92,96 @@ fn next_opener(text: &str, from: usize, at_end: bool) -> Found<Opener> {
     Found::None
 }
 
+/// Where the body of an open block of calls is, byte by byte: a closing
+/// marker inside a JSON string (`"content": "end with </tool_call>"`) or
+/// inside an XML parameter's value does not end the block — the call
+/// would be read cut short, or with the wrong argument.
+#[derive(Debug, Default, Clone, Copy)]
+struct BodyState {
+    /// What the body is, from its first byte that is not white space.
+    kind: BodyKind,
+    /// In a JSON string, and just after a backslash in one.
+    in_string: bool,
+    escaped: bool,
+    /// XML values open (`<parameter=…>`, `<arg_value>` without their end).
+    values_open: u32,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+enum BodyKind {
+    #[default]
+    Unknown,
+    Json,
+    Xml,
+    Other,
+}
+
+/// Tags that open and close an XML dialect's value, whose text may hold
+/// anything, a closing marker too.
+const VALUE_OPENS: &[&str] = &["<parameter=", "<parameter name=", "<arg_value>"];
+const VALUE_CLOSES: &[&str] = &["</parameter>", "</arg_value>"];
+
+impl BodyState {
+    /// Whether a closing marker at this byte ends the block.
+    fn outside_values(&self) -> bool {
+        !self.in_string && self.values_open == 0
+    }
+
+    /// Takes in the byte at `i` of `text` (the body so far, from the block's
+    /// start); `Err(())` when the bytes from `i` could still become a value
+    /// tag and more text is needed to know.
+    fn step(&mut self, text: &str, i: usize, at_end: bool) -> Result<(), ()> {
+        let byte = text.as_bytes()[i];
+        if self.kind == BodyKind::Unknown {
+            self.kind = match byte {
+                b' ' | b'\n' | b'\r' | b'\t' => return Ok(()),
+                b'{' | b'[' => BodyKind::Json,
+                b'<' => BodyKind::Xml,
+                _ => BodyKind::Other,
+            };
+        }
+        match self.kind {
+            BodyKind::Json => {
+                if self.in_string {
+                    match (self.escaped, byte) {
+                        (true, _) => self.escaped = false,
+                        (false, b'\\') => self.escaped = true,
+                        (false, b'"') => self.in_string = false,
+                        _ => {}
+                    }
+                } else if byte == b'"' {
+                    self.in_string = true;
+                }
+            }
+            BodyKind::Xml if byte == b'<' => {
+                let rest = &text[i..];
+                let tag = |tags: &[&str]| tags.iter().any(|t| rest.starts_with(t));
+                let maybe = |tags: &[&str]| tags.iter().any(|t| t.starts_with(rest));
+                if tag(VALUE_OPENS) {
+                    self.values_open += 1;
+                } else if tag(VALUE_CLOSES) {
+                    self.values_open = self.values_open.saturating_sub(1);
+                } else if !at_end && (maybe(VALUE_OPENS) || maybe(VALUE_CLOSES)) {
+                    return Err(());
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
 /// The next of `closers` in `text` from `from`: which one, and whether it
-/// is kept (it also starts what follows).
-fn next_closer(text: &str, from: usize, marker: &Marker, at_end: bool) -> Found<(usize, bool)> {
+/// is kept (it also starts what follows). For a block of calls, `state`
+/// follows the body from `from` on (see [`BodyState`]).
+fn next_closer(
+    text: &str,
+    from: usize,
+    marker: &Marker,
+    at_end: bool,
+    state: &mut BodyState,
+) -> Found<(usize, bool)> {
+    let calls = matches!(marker.role, Role::Calls);
     let bytes = text.as_bytes();
     let all = || {
         marker
@@ -111,17 +198,19 @@ fn next_closer(text: &str, from: usize, marker: &Marker, at_end: bool) -> Found<
         count += 1;
     }
     for i in from..bytes.len() {
-        if !firsts[..count].contains(&bytes[i]) {
-            continue;
+        if firsts[..count].contains(&bytes[i]) && (!calls || state.outside_values()) {
+            let rest = &text[i..];
+            for (close, kept) in all() {
+                if rest.starts_with(close) {
+                    return Found::At(i, (close.len(), kept));
+                }
+                if !at_end && close.starts_with(rest) {
+                    return Found::Maybe(i);
+                }
+            }
         }
-        let rest = &text[i..];
-        for (close, kept) in all() {
-            if rest.starts_with(close) {
-                return Found::At(i, (close.len(), kept));
-            }
-            if !at_end && close.starts_with(rest) {
-                return Found::Maybe(i);
-            }
+        if calls && state.step(text, i, at_end).is_err() {
+            return Found::Maybe(i);
         }
     }
     Found::None
@@ -143,6 +232,8 @@ pub struct Scanner {
     searched: usize,
     /// The block being read, if one is open.
     open: Option<Opener>,
+    /// Where its body is, up to `searched`.
+    body: BodyState,
 }
 
 impl Scanner {
@@ -182,7 +273,10 @@ impl Scanner {
                         match marker.role {
                             Role::Drop => {}
                             Role::EndThinking => out.push(Segment::EndOfThinking),
-                            Role::Thinking | Role::Calls => self.open = Some((dialect, marker)),
+                            Role::Thinking | Role::Calls => {
+                                self.open = Some((dialect, marker));
+                                self.body = BodyState::default();
+                            }
                         }
                     }
                     Found::Maybe(at) => {
@@ -198,7 +292,11 @@ impl Scanner {
                     }
                 },
                 Some((dialect, marker)) => {
-                    match next_closer(self.rest(), self.searched, marker, at_end) {
+                    let searched = self.searched;
+                    let mut state = self.body;
+                    let found = next_closer(self.rest(), searched, marker, at_end, &mut state);
+                    self.body = state;
+                    match found {
                         Found::At(at, (len, kept)) => {
                             let body = self.take(at);
                             if !kept {
@@ -206,6 +304,7 @@ impl Scanner {
                             }
                             self.searched = 0;
                             self.open = None;
+                            self.body = BodyState::default();
                             close_block((dialect, marker), body, true, out);
                         }
                         Found::Maybe(at) => {
@@ -232,6 +331,7 @@ impl Scanner {
         let rest = std::mem::take(&mut self.pending);
         self.start = 0;
         self.searched = 0;
+        self.body = BodyState::default();
         match self.open.take() {
             None => {
                 if !rest.is_empty() {
