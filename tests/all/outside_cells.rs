@@ -525,3 +525,39 @@ fn a_root_swapped_for_a_link_by_a_program_leads_nowhere_new() {
     assert_ne!(code, 0, "{envelope}");
     assert!(!envelope.to_string().contains(SECRET), "{envelope}");
 }
+
+#[test]
+fn a_server_whose_protected_file_was_replaced_under_it_is_started_again_before_its_next_call() {
+    if !toolcell::contain::mounts::available() {
+        // Without its own mounts, a server's change to toolcell's files is
+        // found after each call (the tests of the policy snapshot).
+        return;
+    }
+    let ws = Workspace::new();
+    std::fs::copy(fixture("appender.py"), ws.root.join("appender.py")).unwrap();
+    let config = "[[mcp_server]]\nname = \"ap\"\ncommand = \"python3\"\nargs = [\"appender.py\"]\nfs = \"write\"\n";
+    ws.write("toolcell.toml", config);
+    let mut mcp = crate::mcp::Session::start(&ws, &["--yes"]);
+    let call = |mcp: &mut crate::mcp::Session| -> Value {
+        let result = mcp.call("ap__append", json!({"path": "toolcell.toml"}));
+        serde_json::from_str(&crate::mcp::text(&result)).unwrap_or_else(|e| panic!("{e}: {result}"))
+    };
+    let first = call(&mut mcp);
+    assert!(
+        first["append"].as_str().unwrap().starts_with("refused"),
+        "{first}"
+    );
+    // The user saves the config as editors do: a new file renamed over it
+    // (the same text, so it stays trusted). The mount that kept the old
+    // file read-only for the server is gone with it.
+    let saved = ws.root.join(".toolcell.toml.saving");
+    std::fs::write(&saved, config).unwrap();
+    std::fs::rename(&saved, ws.root.join("toolcell.toml")).unwrap();
+    let second = call(&mut mcp);
+    assert!(
+        second["append"].as_str().unwrap().starts_with("refused"),
+        "the new file is kept read-only too: {second}"
+    );
+    assert_ne!(first["pid"], second["pid"], "started again");
+    assert_eq!(ws.read("toolcell.toml"), config);
+}

@@ -284,14 +284,26 @@ fn print_laid_out(write: impl Fn(&mut dyn Write) -> std::io::Result<()>) -> Resu
     Ok(())
 }
 
-/// Writes `text` (and a newline, if `line`) to stderr, shown visibly: what
+/// Writes `text` (and a newline, if `line`) to stderr, shown visibly, as a
+/// message whose own lines are indented ([`for_terminal_message`]): what
 /// [`say!`] and the log use. stderr is for people, whatever it is.
+///
+/// [`for_terminal_message`]: crate::util::text::for_terminal_message
 pub(crate) fn print_err(text: &str, line: bool) {
     let mut stderr = std::io::stderr().lock();
-    let _ = stderr.write_all(crate::util::text::for_terminal(text).as_bytes());
+    let _ = stderr.write_all(crate::util::text::for_terminal_message(text).as_bytes());
     if line {
         let _ = stderr.write_all(b"\n");
     }
+    let _ = stderr.flush();
+}
+
+/// Writes the block `text` and a newline to stderr, shown visibly with its
+/// lines as they are: what a workflow prints, when stdout carries JSON.
+pub(crate) fn print_err_block(text: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(crate::util::text::for_terminal(text).as_bytes());
+    let _ = stderr.write_all(b"\n");
     let _ = stderr.flush();
 }
 
@@ -401,7 +413,7 @@ fn warn_untrusted(config: &WorkspaceConfig) {
         .map(|f| f.display().to_string())
         .unwrap_or_default();
     say!(
-        "warning: {file} is not trusted as it is now (it is new to toolcell, or it changed since it was trusted, or a folder it names now leads elsewhere), so it runs without what only a trusted config may do:\n  - {}\n  fix: read the file, then run `toolcell trust` to let it",
+        "warning: {file} is not trusted as it is now (it is new to toolcell, or it or a file it runs changed since it was trusted, or a folder it names now leads elsewhere), so it runs without what only a trusted config may do:\n  - {}\n  fix: read the file, then run `toolcell trust` to let it",
         config.untrusted.join("\n  - ")
     );
 }

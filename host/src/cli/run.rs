@@ -100,7 +100,8 @@ pub fn run(config: &super::Chosen, args: RunArgs) -> Result<i32> {
                 if level == "print" && !json_output {
                     let _ = super::print_out(text);
                 } else if level == "print" {
-                    say!("{text}");
+                    // What the script prints is a block of its own.
+                    super::print_err_block(text);
                 } else {
                     say!("[{level}] {text}");
                 }
@@ -169,7 +170,9 @@ pub fn check(config: &super::Chosen, file: PathBuf) -> Result<i32> {
         })
         .collect();
     if !unknown.is_empty() {
-        say!("{}", unknown.join("\n"));
+        for problem in &unknown {
+            say!("{problem}");
+        }
         return Ok(EXIT_ERROR);
     }
     let mut used: Vec<&str> = calls.iter().map(|(n, _, _)| n.as_str()).collect();

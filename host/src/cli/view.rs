@@ -54,7 +54,7 @@ impl TerminalView {
     fn line(&mut self, text: &str) {
         self.end_lines();
         let mut err = std::io::stderr();
-        let text = for_terminal(text);
+        let text = crate::util::text::for_terminal_message(text);
         if self.styled {
             let _ = writeln!(err, "{DIM}{text}{RESET}");
         } else {

@@ -279,8 +279,16 @@ impl WorkspaceConfig {
         let mut config = Self::parse(file, &text)?;
         config.fingerprint = Some(config.trust_fingerprint(&text));
         let mut restricted = config.clone();
-        let asks = restricted.restrict_to_untrusted();
-        if !asks.is_empty() && !config.is_trusted(trust) {
+        let mut asks = restricted.restrict_to_untrusted();
+        // A scheduled workflow whose modules cannot all be kept is not
+        // covered by trust: what needs it stays out until it is moved.
+        let crowded = config.crowded_workflows_said();
+        if !asks.is_empty() && (!config.is_trusted(trust) || !crowded.is_empty()) {
+            asks.extend(
+                crowded
+                    .into_iter()
+                    .map(|why| format!("(nor can it be trusted while {why})")),
+            );
             restricted.untrusted = asks;
             return Ok(restricted);
         }

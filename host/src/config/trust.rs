@@ -245,12 +245,35 @@ impl WorkspaceConfig {
         asks
     }
 
+    /// The schedules whose workflow sits in a folder too crowded for its
+    /// modules to be kept and covered by trust, one line each, with how to
+    /// mend it.
+    pub fn crowded_workflows_said(&self) -> Vec<String> {
+        self.files
+            .policy
+            .crowded_workflows()
+            .into_iter()
+            .map(|schedule| {
+                format!(
+                    "the workflow of the schedule `{}` sits in a folder too crowded to keep its modules (over 1,000 files and folders): move it into a folder of its own",
+                    crate::util::text::for_terminal_line(&schedule)
+                )
+            })
+            .collect()
+    }
+
     /// Trusts the config at `file` as it is now (`toolcell trust`), if it
     /// is valid; returns the fingerprint recorded and the programs it may
     /// now start.
     pub fn trust(file: &Path) -> Result<(String, Vec<String>)> {
         let text = read_config(file)?;
         let config = Self::parse(file, &text)?;
+        if let Some(crowded) = config.crowded_workflows_said().first() {
+            anyhow::bail!(
+                "{} cannot be trusted: {crowded}",
+                file.display()
+            );
+        }
         let fingerprint = config.trust_fingerprint(&text);
         let programs = config.clone().restrict_to_untrusted();
         let store = TrustStore::for_user()

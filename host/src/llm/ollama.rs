@@ -70,7 +70,11 @@ impl Ollama {
 #[async_trait]
 impl ChatProvider for Ollama {
     fn describe(&self) -> String {
-        format!("{} on Ollama at {}", self.model, self.settings.base_url)
+        format!(
+            "{} on Ollama at {}",
+            crate::util::text::for_terminal_line(&self.model),
+            crate::util::text::for_terminal_line(&self.settings.base_url)
+        )
     }
 
     fn model(&self) -> &str {

@@ -99,7 +99,8 @@ impl ChatProvider for OpenAi {
     fn describe(&self) -> String {
         format!(
             "{} on the OpenAI-compatible server at {}",
-            self.model, self.settings.base_url
+            crate::util::text::for_terminal_line(&self.model),
+            crate::util::text::for_terminal_line(&self.settings.base_url)
         )
     }
 
@@ -300,7 +301,10 @@ impl ChunkState {
         }
         let chunk: Value = serde_json::from_str(data).map_err(|e| LlmError::Malformed {
             expected: "a chat-completion chunk",
-            detail: format!("{e} in `{}`", crate::util::text::shorten(data, 200)),
+            detail: format!(
+                "{e} in `{}`",
+                crate::util::text::for_terminal_line(&crate::util::text::shorten(data, 200))
+            ),
         })?;
         if let Some(error) = chunk.get("error") {
             return Err(LlmError::Server(error_text(error)));

@@ -51,6 +51,21 @@ struct Process {
     group: i32,
     /// Its confinement's private temporary folder lives as long as it runs.
     _confined: Option<Prepared>,
+    /// toolcell's files kept read-only for it, and which file each was
+    /// when it started (see [`identity`]).
+    kept: Vec<(std::path::PathBuf, Option<(u64, u64)>)>,
+}
+
+/// The device and inode of what is at `path` (not following a link).
+/// Each of toolcell's files is kept read-only for a server by a mount of
+/// that very file, which the kernel drops when the file is replaced (an
+/// editor saves by writing a new file and renaming it over the old): a
+/// file that is another one now is no longer kept.
+fn identity(path: &std::path::Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|m| (m.dev(), m.ino()))
 }
 
 impl Live {
@@ -82,6 +97,17 @@ impl Live {
             None => String::new(),
         };
         format!("{exit}{}", d.describe_output())
+    }
+
+    /// Whether each of toolcell's files is still the one kept read-only
+    /// for the server when it started.
+    fn keeps_hold(&self) -> bool {
+        self.process.as_ref().is_none_or(|process| {
+            process
+                .kept
+                .iter()
+                .all(|(path, was)| identity(path) == *was)
+        })
     }
 
     fn has_exited(&self) -> bool {
@@ -218,7 +244,8 @@ impl Connection {
             Ok(Err(e)) => {
                 self.discard(&live).await;
                 Err(format!(
-                    "listing its tools failed: {e}{}",
+                    "listing its tools failed: {}{}",
+                    crate::util::text::for_terminal_line(&e.to_string()),
                     live.diagnostics()
                 ))
             }
@@ -251,7 +278,9 @@ impl Connection {
             // An error answer: the server is fine, the call was not.
             Ok(Err(rmcp::ServiceError::McpError(error))) => Err(McpCallError::Tool(format!(
                 "the MCP server `{}` refused the call: {} (code {})",
-                self.config.name, error.message, error.code.0
+                self.config.name,
+                crate::util::text::for_terminal_line(&error.message),
+                error.code.0
             ))),
             Ok(Err(e)) => {
                 let gone = live.process.is_some() && live.exited_within_wait().await;
@@ -298,8 +327,17 @@ impl Connection {
     async fn live(&self, deadline: Instant) -> Result<Arc<Live>> {
         let mut slot = self.live.lock().await;
         if let Some(live) = slot.as_ref() {
-            if !live.has_exited() {
+            let running = !live.has_exited();
+            if running && live.keeps_hold() {
                 return Ok(live.clone());
+            }
+            if running {
+                // Its mounts no longer keep toolcell's files from it: a
+                // new start keeps them as they are now.
+                tracing::warn!(
+                    "toolcell's own files changed while the MCP server `{}` ran: it is started again, so they stay read-only for it",
+                    self.config.name
+                );
             }
             // What it left behind in its group.
             live.kill();
@@ -347,6 +385,15 @@ impl Connection {
         let config = &self.config;
         let program = self.program()?;
         let confined = self.prepare(&program)?;
+        // Which files they are now, before the server can touch them.
+        let kept = match (&confined, &self.confinement) {
+            (Some(_), Some(confinement)) => confinement
+                .read_only
+                .iter()
+                .map(|path| (path.clone(), identity(path)))
+                .collect(),
+            _ => Vec::new(),
+        };
         let mut command = child::command(&program, libc::SIGTERM);
         command
             .arg0(&config.command)
@@ -410,6 +457,7 @@ impl Connection {
                 process: Some(Process {
                     group,
                     _confined: confined,
+                    kept,
                 }),
                 diagnostics,
             }),

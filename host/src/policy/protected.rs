@@ -180,6 +180,17 @@ impl PolicyFiles {
         files
     }
 
+    /// The schedules whose workflow sits in a folder too crowded to keep
+    /// (more files and folders than [`MAX_MODULES`]): its modules cannot
+    /// all be watched, nor covered by trust.
+    pub fn crowded_workflows(&self) -> Vec<String> {
+        self.workflows
+            .iter()
+            .filter(|(_, folder, _)| !workflow_files_all(folder).1)
+            .map(|(_, _, schedule)| schedule.clone())
+            .collect()
+    }
+
     /// Adds program files toolcell starts: `(file, runner)`, the runner
     /// named as in "the MCP server `fs`".
     pub fn with_programs(mut self, programs: impl IntoIterator<Item = (PathBuf, String)>) -> Self {
@@ -244,6 +255,7 @@ impl PolicyFiles {
         }
         if path.file_name().is_some_and(|n| n == CONFIG_FILE)
             || self.config.as_deref() == Some(path)
+            || is_trusted_config(path)
         {
             return Some(PolicyFile::Config);
         }
@@ -301,6 +313,13 @@ impl PolicyFiles {
         }
         nested_policy(path)
     }
+}
+
+/// Whether `path` is a config of another name the user trusted (one used
+/// with `--config ci.toml`): the trust record is read only for a `.toml`.
+fn is_trusted_config(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "toml")
+        && super::trust::TrustStore::for_user().is_some_and(|store| store.knows(path))
 }
 
 /// The most entries of a folder looked through for another workspace's
@@ -492,6 +511,13 @@ impl PolicySnapshot {
 /// The `.rhai` files under `folder` (its modules), at most
 /// [`MAX_MODULES`], without following links.
 fn workflow_files(folder: &Path) -> Vec<PathBuf> {
+    workflow_files_all(folder).0
+}
+
+/// [`workflow_files`], and whether they are all of them: a folder with
+/// more files and folders than [`MAX_MODULES`] is not looked through to
+/// its end.
+fn workflow_files_all(folder: &Path) -> (Vec<PathBuf>, bool) {
     let mut found = Vec::new();
     let mut pending = vec![folder.to_path_buf()];
     while let Some(dir) = pending.pop() {
@@ -500,7 +526,7 @@ fn workflow_files(folder: &Path) -> Vec<PathBuf> {
         };
         for entry in entries.flatten() {
             if found.len() + pending.len() >= MAX_MODULES {
-                return found;
+                return (found, false);
             }
             let Ok(kind) = entry.file_type() else {
                 continue;
@@ -513,7 +539,7 @@ fn workflow_files(folder: &Path) -> Vec<PathBuf> {
             }
         }
     }
-    found
+    (found, true)
 }
 
 /// Modules and folders looked at beside scheduled workflows, after a call

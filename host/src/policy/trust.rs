@@ -54,6 +54,14 @@ impl TrustStore {
             .is_some_and(|f| f == fingerprint)
     }
 
+    /// Whether a config at `config` (canonical) was ever trusted, as it is
+    /// now or not: a config of any name the user uses (`--config ci.toml`).
+    pub fn knows(&self, config: &Path) -> bool {
+        self.record
+            .read::<Records>()
+            .contains_key(&config.display().to_string())
+    }
+
     /// Records that the config at `config` (canonical) is trusted as it is
     /// (`fingerprint`), replacing what was recorded for it.
     pub fn trust(&self, config: &Path, fingerprint: &str) -> Result<()> {

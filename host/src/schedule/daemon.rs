@@ -23,7 +23,7 @@
 //! taken by one of them in the store ([`Store::set_last_fire`]), `overlap`
 //! looks at the runs of every daemon, and the runs of a daemon that died
 //! are found (its session's lock is gone) and marked interrupted by the
-//! others at their next look, every [`RELOAD_POLL`].
+//! others at their next look, every [`reload::RELOAD_POLL`].
 
 use super::DaemonOptions;
 use super::clock::Clock;
@@ -31,7 +31,10 @@ use super::events::{Event, local_time};
 use super::launch::unattended_launch;
 use super::lock::DaemonLock;
 use super::plan::{self, AfterFailure, Fire, OnFire};
-use super::reload::{self, ConfigWatch, Loaded, Reload, Stamp, dispatcher_for, run_stamps, stamp};
+pub use super::reload::RELOAD_POLL;
+use super::reload::{
+    self, ConfigWatch, Loaded, Reload, RunStamp, dispatcher_for, run_stamps, stamp,
+};
 use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
 use crate::config::schedule::ScheduleConfig;
@@ -48,12 +51,6 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 mod shared;
-
-/// How often the config file is checked for changes: a `stat` every few
-/// seconds costs nothing measurable, and an edit takes effect quickly (at
-/// the second poll that finds it unchanged since, so a file being written
-/// is never loaded half-written).
-pub const RELOAD_POLL: Duration = Duration::from_secs(2);
 
 /// Old runs are pruned at start and then this often.
 const PRUNE_EVERY: SignedDuration = SignedDuration::from_hours(24);
@@ -148,7 +145,7 @@ struct Daemon<C: Clock> {
     /// The files that run on the config's word (scheduled workflows and
     /// their modules, servers' scripts) as they were when it was loaded:
     /// one changed makes the config load again, as its trust covers them.
-    run_stamps: Vec<Stamp>,
+    run_stamps: Vec<RunStamp>,
     config: WorkspaceConfig,
     dispatcher: Arc<Dispatcher>,
     slots: BTreeMap<String, Slot>,
@@ -392,7 +389,12 @@ impl<C: Clock> Daemon<C> {
 
     /// Starts a run of `name` for `fire`.
     fn start(&mut self, name: &str, fire: Fire) {
-        let config = self.slots[name].config.clone();
+        let (config, narrowed) =
+            reload::as_loaded_or_narrowed(&self.slots[name].config, &self.config, &self.run_stamps);
+        if let Some(why) = narrowed {
+            self.warn(name, why);
+            self.config_watch.forget();
+        }
         let run = match self.store.start_scheduled_run(
             name,
             &config.workflow_display,

@@ -5,6 +5,7 @@
 use super::DaemonOptions;
 use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
+use crate::config::schedule::ScheduleConfig;
 use crate::registry::Registry;
 use anyhow::Result;
 use std::path::Path;
@@ -34,6 +35,12 @@ pub enum Reload {
     },
 }
 
+/// How often the config file is checked for changes: a `stat` every few
+/// seconds costs nothing measurable, and an edit takes effect quickly (at
+/// the second poll that finds it unchanged since, so a file being written
+/// is never loaded half-written).
+pub const RELOAD_POLL: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// What tells that the config file changed: its modification time, size
 /// and inode (a save within one timestamp tick still changes one of them,
 /// or replaces the file).
@@ -45,17 +52,45 @@ pub fn stamp(file: &Path) -> Stamp {
     Some((meta.modified().ok()?, meta.len(), meta.ino()))
 }
 
+/// What tells that a file that runs on the config's word changed: its
+/// change time (which no program can set back, as it can the modification
+/// time), size and inode.
+pub type RunStamp = Option<(i64, i64, u64, u64)>;
+
+fn run_stamp(file: &Path) -> RunStamp {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(file).ok()?;
+    Some((meta.ctime(), meta.ctime_nsec(), meta.len(), meta.ino()))
+}
+
 /// The stamps of the files that run on `config`'s word (scheduled
 /// workflows and their modules, servers' scripts): one changed makes the
 /// config load again, as its trust covers them.
-pub fn run_stamps(config: &WorkspaceConfig) -> Vec<Stamp> {
+pub fn run_stamps(config: &WorkspaceConfig) -> Vec<RunStamp> {
     config
         .files
         .policy
         .run_files()
         .iter()
-        .map(|file| stamp(file))
+        .map(|file| run_stamp(file))
         .collect()
+}
+
+/// `schedule` as a fire may run it now: as loaded, or with nothing
+/// approved when the files that run on the config's word changed since
+/// `loaded` (the reload that judges them has not come yet) — with why.
+pub fn as_loaded_or_narrowed(
+    schedule: &ScheduleConfig,
+    config: &WorkspaceConfig,
+    loaded: &[RunStamp],
+) -> (ScheduleConfig, Option<String>) {
+    let mut schedule = schedule.clone();
+    if schedule.approve.is_empty() || run_stamps(config) == loaded {
+        return (schedule, None);
+    }
+    schedule.approve.clear();
+    let why = "a scheduled workflow, a module beside it or a server's script changed since the config was loaded: this run has no tool approved up front, until the config is loaded again (and trusted again, if it is to keep its approvals)";
+    (schedule, Some(why.to_string()))
 }
 
 /// When a config file polled now and then is to be loaded again: once it

@@ -87,6 +87,35 @@ pub fn for_terminal_line(text: &str) -> Cow<'_, str> {
     shown_visibly(text, true)
 }
 
+/// A message for people (an error, a warning, a notice, a log line) that
+/// may quote words from outside: as [`for_terminal`], but a line break is
+/// kept only where what follows it is indented, blank or the end — the
+/// shape of toolcell's own continuation lines (`  fix: …`, `  --> …`).
+/// One followed by text at the line's start (`\n[done] write_file …`,
+/// `\nerror: …`) is shown as `\n`: quoted words cannot start a line that
+/// looks like toolcell's.
+pub fn for_terminal_message(text: &str) -> Cow<'_, str> {
+    let shown = for_terminal(text);
+    let starts_a_line = |at: usize| {
+        shown[at + 1..]
+            .chars()
+            .next()
+            .is_some_and(|c| !c.is_whitespace())
+    };
+    if !shown.match_indices('\n').any(|(at, _)| starts_a_line(at)) {
+        return shown;
+    }
+    let mut text = String::with_capacity(shown.len() + 8);
+    for (at, c) in shown.char_indices() {
+        if c == '\n' && starts_a_line(at) {
+            text.push_str("\\n");
+        } else {
+            text.push(c);
+        }
+    }
+    Cow::Owned(text)
+}
+
 fn shown_visibly(text: &str, one_line: bool) -> Cow<'_, str> {
     let kept = |c: char| !is_hidden(c) || (!one_line && (c == '\n' || c == '\t'));
     if text.chars().all(kept) {
@@ -154,6 +183,23 @@ mod tests {
             for_terminal_line("x\n$ git status\tnow\r\n"),
             "x\\n$ git status\\tnow\\r\\n"
         );
+    }
+
+    #[test]
+    fn a_message_keeps_its_own_indented_lines_and_no_other() {
+        assert_eq!(
+            for_terminal_message("error: x\n  fix: y\n\n  --> a:1\n"),
+            "error: x\n  fix: y\n\n  --> a:1\n"
+        );
+        assert_eq!(
+            for_terminal_message("error: boom\n[done] write_file\nerror: forged\n  fix: y"),
+            "error: boom\\n[done] write_file\\nerror: forged\n  fix: y"
+        );
+        assert!(matches!(
+            for_terminal_message("one line\n"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(for_terminal_message("\u{1b}[8m\nx"), "\\e[8m\\nx");
     }
 
     #[test]
