@@ -269,10 +269,7 @@ impl WorkspaceConfig {
         let text = read_config(file)?;
         let config = Self::parse(file, &text)?;
         if let Some(crowded) = config.crowded_workflows_said().first() {
-            anyhow::bail!(
-                "{} cannot be trusted: {crowded}",
-                file.display()
-            );
+            anyhow::bail!("{} cannot be trusted: {crowded}", file.display());
         }
         let fingerprint = config.trust_fingerprint(&text);
         let programs = config.clone().restrict_to_untrusted();

@@ -58,39 +58,59 @@ const ARGUMENT_KEYS: &[&str] = &["arguments", "parameters", "args", "params", "i
 /// A call from a JSON object: `{"name": …, "arguments": {…}}`, also the
 /// names `tool_name`, `tool`, `function` (a string), the arguments under
 /// `parameters`, `args`, `params` or `input`, as a JSON string too, and
-/// `{"function": {…}}` wrappers. Where there are no arguments, another key
-/// is refused rather than dropped (a call run without an argument it was
-/// given is not the call written); with `strict` (a bare object in a reply
-/// must look exactly like a call to be one), any other key is, and so is a
-/// call of two names.
-pub fn call_object(value: &Value, strict: bool) -> Result<RawCall, String> {
+/// `{"function": {…}}` wrappers (the arguments inside or beside). A key
+/// that is not the name, the arguments or a call's own (`id`, `type`) is
+/// refused rather than dropped — a call run without an argument it was
+/// given is not the call written — and so is a call that names its tool
+/// twice or gives its arguments twice. (`strict`: a bare object in a
+/// reply, which must look exactly like a call to be one; the same rules.)
+pub fn call_object(value: &Value, _strict: bool) -> Result<RawCall, String> {
     let Value::Object(outer) = value else {
         return Err("a call is not a JSON object".into());
     };
-    let object = match outer.get("function") {
-        Some(Value::Object(inner)) => inner,
-        _ => outer,
+    let (object, wrapper) = match outer.get("function") {
+        Some(Value::Object(inner)) => (inner, true),
+        _ => (outer, false),
     };
-    let present = |keys: &[&'static str]| -> Vec<&'static str> {
+    let present = |o: &Map<String, Value>, keys: &[&'static str]| -> Vec<&'static str> {
         keys.iter()
             .copied()
-            .filter(|k| object.contains_key(*k))
+            .filter(|k| o.contains_key(*k))
             .collect()
     };
-    let names = present(NAME_KEYS);
-    let name = names
-        .iter()
-        .find_map(|k| object.get(*k).and_then(Value::as_str))
-        .ok_or("a call has no \"name\"")?
-        .to_string();
-    let argument_keys = present(ARGUMENT_KEYS);
+    let names = present(object, NAME_KEYS);
+    let name = match names.as_slice() {
+        [key] => object[*key]
+            .as_str()
+            .ok_or("the name of a call is not a string")?
+            .to_string(),
+        [] => return Err("a call has no \"name\"".into()),
+        keys => {
+            return Err(format!(
+                "a call names its tool twice ({}): give one \"name\"",
+                keys.join(", ")
+            ));
+        }
+    };
+    let mut argument_keys: Vec<(&Map<String, Value>, &str)> = present(object, ARGUMENT_KEYS)
+        .into_iter()
+        .map(|k| (object, k))
+        .collect();
+    if wrapper {
+        argument_keys.extend(
+            present(outer, ARGUMENT_KEYS)
+                .into_iter()
+                .map(|k| (outer, k)),
+        );
+    }
     if argument_keys.len() > 1 {
+        let keys: Vec<&str> = argument_keys.iter().map(|(_, k)| *k).collect();
         return Err(format!(
             "the call of `{name}` has its arguments twice ({})",
-            argument_keys.join(", ")
+            keys.join(", ")
         ));
     }
-    let arguments = match argument_keys.first().map(|k| &object[*k]) {
+    let arguments = match argument_keys.first().map(|(o, k)| &o[*k]) {
         None => Value::Object(Map::new()),
         Some(Value::String(text)) => parse_lenient(text)
             .map(|(v, _)| v)
@@ -100,27 +120,27 @@ pub fn call_object(value: &Value, strict: bool) -> Result<RawCall, String> {
     if !arguments.is_object() {
         return Err(format!("the arguments of `{name}` are not a JSON object"));
     }
-    let other = |o: &Map<String, Value>| -> Option<String> {
+    let stray = |o: &Map<String, Value>, also: &[&str]| -> Option<String> {
         o.keys()
             .find(|k| {
                 let k = k.as_str();
-                !NAME_KEYS.contains(&k) && !ARGUMENT_KEYS.contains(&k) && !CALL_KEYS.contains(&k)
+                !NAME_KEYS.contains(&k)
+                    && !ARGUMENT_KEYS.contains(&k)
+                    && !CALL_KEYS.contains(&k)
+                    && !also.contains(&k)
             })
             .cloned()
     };
-    // A key beside the name where no arguments are is what the model
-    // meant as them; in a bare reply, any key a call does not have says
-    // it is not one.
-    if (strict || argument_keys.is_empty())
-        && let Some(key) = other(outer).or_else(|| other(object))
-    {
+    let found = if wrapper {
+        stray(outer, &["function"]).or_else(|| stray(object, &[]))
+    } else {
+        stray(outer, &[])
+    };
+    if let Some(key) = found {
         return Err(format!(
             "the call of `{name}` has a key `{}` that is not its name or its arguments: put every argument in \"arguments\"",
             crate::util::text::shorten(&key, 40)
         ));
-    }
-    if strict && names.len() > 1 {
-        return Err("the object has keys a call does not have".into());
     }
     Ok(RawCall {
         name,
@@ -368,41 +388,109 @@ pub fn kimi(body: &str) -> Option<Result<Vec<RawCall>, String>> {
     Some(Ok(calls))
 }
 
+/// DeepSeek's special tokens, as the tokenizer writes them and as they
+/// arrive written with ASCII bars (`<|tool▁sep|>`).
+const DEEPSEEK_TOKENS: &[&str] = &[
+    "tool▁calls▁begin",
+    "tool▁calls▁end",
+    "tool▁call▁begin",
+    "tool▁call▁end",
+    "tool▁sep",
+];
+
+/// `body` with DeepSeek's tokens written with ASCII bars made the
+/// tokenizer's (and nothing else: a `|` in an argument stays).
+fn deepseek_tokens(body: &str) -> String {
+    let mut body = body.to_string();
+    for token in DEEPSEEK_TOKENS {
+        let spelled = token.replace('▁', "_");
+        for written in [format!("<|{token}|>"), format!("<|{spelled}|>")] {
+            body = body.replace(&written, &format!("<｜{token}｜>"));
+        }
+    }
+    body
+}
+
 /// DeepSeek R1 / V3: `<｜tool▁call▁begin｜>function<｜tool▁sep｜>name\n```json\n{…}\n```<｜tool▁call▁end｜>`;
 /// V3.1: `<｜tool▁call▁begin｜>name<｜tool▁sep｜>{…}<｜tool▁call▁end｜>`.
+/// Each call is read in order: its name, its arguments as one JSON value
+/// (a token inside one of its strings is text), then its end.
 pub fn deepseek(body: &str) -> Option<Result<Vec<RawCall>, String>> {
-    let body = body.replace('|', "｜");
+    const BEGIN: &str = "<｜tool▁call▁begin｜>";
+    const SEP: &str = "<｜tool▁sep｜>";
+    const END: &str = "<｜tool▁call▁end｜>";
+    let body = deepseek_tokens(body);
     let mut calls = Vec::new();
-    for (i, part) in body.split("<｜tool▁call▁begin｜>").enumerate() {
+    let mut rest = body.trim_start();
+    // The body of one `<｜tool▁call▁begin｜>` block: that call alone, its
+    // end the block's closing marker.
+    let one = !rest.starts_with(BEGIN);
+    while !rest.is_empty() {
+        let call = match rest.strip_prefix(BEGIN) {
+            Some(call) => call,
+            None if one && calls.is_empty() => rest,
+            // Between calls only white space.
+            None => {
+                return Some(Err(format!(
+                    "text where a DeepSeek call was expected: `{}`",
+                    crate::util::text::shorten(rest, 40)
+                )));
+            }
+        };
+        let Some((head, after)) = call.split_once(SEP) else {
+            return Some(Err("a DeepSeek call has no <｜tool▁sep｜>".into()));
+        };
+        let (name, arguments) = if head.trim() == "function" {
+            after.split_once('\n').unwrap_or((after, ""))
+        } else {
+            (head, after)
+        };
+        let name = match tool_name(name.trim()) {
+            Ok(name) => name,
+            Err(e) => return Some(Err(e)),
+        };
+        let arguments = arguments.trim_start();
+        let (fenced, arguments) = match arguments.strip_prefix("```") {
+            Some(fenced) => (
+                true,
+                fenced.trim_start_matches(|c: char| c.is_ascii_alphanumeric()),
+            ),
+            None => (false, arguments),
+        };
+        let (value, after) = if arguments.trim_start().starts_with(END) {
+            (Value::Object(Map::new()), arguments.trim_start())
+        } else {
+            match first_value(arguments) {
+                Ok(found) => found,
+                Err(e) => return Some(Err(format!("the arguments of `{name}`: {e}"))),
+            }
+        };
+        let mut after = after.trim_start();
+        if fenced {
+            after = after.strip_prefix("```").unwrap_or(after).trim_start();
+        }
         // A call that was begun ends with its own marker: without it (the
         // reply ended first, as the calls' closing marker may) it was cut
         // off, whatever its arguments look like.
-        let ended = part.contains("<｜tool▁call▁end｜>");
-        let part = part
-            .split("<｜tool▁call▁end｜>")
-            .next()
-            .unwrap_or("")
-            .trim();
-        if part.is_empty() {
-            continue;
-        }
-        if i > 0 && !ended {
-            return Some(Err(
-                "the call was cut off before its <｜tool▁call▁end｜>, so it was not run".into(),
-            ));
-        }
-        let Some((head, rest)) = part.split_once("<｜tool▁sep｜>") else {
-            return Some(Err("a DeepSeek call has no <｜tool▁sep｜>".into()));
+        let after = match after.strip_prefix(END) {
+            Some(after) => after,
+            None if one && after.is_empty() => after,
+            None => {
+                return Some(Err(
+                    "the call was cut off before its <｜tool▁call▁end｜>, so it was not run".into(),
+                ));
+            }
         };
-        let (name, args) = if head.trim() == "function" {
-            rest.split_once('\n').unwrap_or((rest, ""))
-        } else {
-            (head, rest)
-        };
-        match named_json(name.trim(), args) {
-            Ok(found) => calls.extend(found),
-            Err(e) => return Some(Err(e)),
+        if !value.is_object() {
+            return Some(Err(format!(
+                "the arguments of `{name}` are not a JSON object"
+            )));
         }
+        calls.push(RawCall {
+            name: name.to_string(),
+            arguments: RawArguments::Json(value),
+        });
+        rest = after.trim_start();
     }
     Some(Ok(calls))
 }

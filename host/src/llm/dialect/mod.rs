@@ -16,11 +16,13 @@
 //!   only a tail that could still become a marker.
 //! - [`read`]: turns a whole reply into text, reasoning and calls, deciding
 //!   what must not run (calls in reasoning, examples, calls cut off, JSON
-//!   in prose).
+//!   in prose); `examples` says whether the sentence before a call shows
+//!   it as an example.
 //! - [`typing`]: gives values from XML and pythonic dialects the types
 //!   their parameter's schema says.
 //! - [`shown`]: what the person sees while the reply streams.
 
+mod examples;
 pub mod json;
 pub mod pythonic;
 pub mod read;

@@ -15,6 +15,7 @@
 //! A block that is a call but cannot be read becomes a problem the model is
 //! told about in band; it never runs.
 
+use super::examples::{CUE_WINDOW, introduced_as_example};
 use super::json::balanced;
 use super::scan::{self, Segment};
 use super::{Dialect, Marker, RawCall, registry, typing};
@@ -39,46 +40,9 @@ pub struct Reply {
     pub dialects: Vec<&'static str>,
 }
 
-/// Words that, in the sentence just before a call, say it is shown, not
-/// made.
-const EXAMPLE_CUES: &[&str] = &[
-    "for example",
-    "an example",
-    "example:",
-    "example of",
-    "example call",
-    "for instance",
-    "sample call",
-    "looks like this",
-    "would look like",
-    "like so",
-];
-
-/// Words that say so only in a sentence that ends with a colon, which
-/// introduces what follows ("The format is:", "A call looks like:"); in
-/// a sentence of its own they are prose ("Let me check the format of
-/// a.txt first.", "the small files (e.g. a.txt)").
-const EXAMPLE_CUES_BEFORE_COLON: &[&str] = &[
-    "e.g.",
-    "looks like",
-    "sample",
-    "you could call",
-    "you can call",
-    "you would call",
-    "you could use",
-    "you can use",
-    "the syntax",
-    "the format",
-    "here's how",
-    "here is how",
-];
-
 /// A closing tag some models write after calls whose opening tag they
 /// left out.
 const STRAY_CLOSE: &str = "</tool_call>";
-
-/// How far before a call its cue may be: the sentence that introduces it.
-const CUE_WINDOW: usize = 160;
 
 enum Part {
     Text(String),
@@ -363,39 +327,6 @@ impl Fences {
     }
 }
 
-/// Whether the sentence before a call says that an example follows.
-fn introduced_as_example(before: &str) -> bool {
-    let mut start = before.len().saturating_sub(CUE_WINDOW);
-    while !before.is_char_boundary(start) {
-        start += 1;
-    }
-    let window = before[start..].to_lowercase();
-    let sentence = last_sentence(&window);
-    EXAMPLE_CUES.iter().any(|cue| sentence.contains(cue))
-        || (sentence.ends_with(':')
-            && EXAMPLE_CUES_BEFORE_COLON
-                .iter()
-                .any(|cue| sentence.contains(cue)))
-}
-
-/// The last sentence of `text`, trimmed: from after the last `.`, `!` or
-/// `?` that is followed by white space (or after a blank line) that is not
-/// its own end.
-fn last_sentence(text: &str) -> &str {
-    let text = text.trim_end();
-    let body = text.trim_end_matches(['.', '!', '?', ':']);
-    let bytes = body.as_bytes();
-    let mut start = 0;
-    for i in 0..bytes.len().saturating_sub(1) {
-        let ends = matches!(bytes[i], b'.' | b'!' | b'?') && bytes[i + 1].is_ascii_whitespace();
-        let blank = bytes[i] == b'\n' && bytes[i + 1] == b'\n';
-        if ends || blank {
-            start = i + 1;
-        }
-    }
-    text[start..].trim()
-}
-
 /// The bare calls of known tools in a reply: the whole reply, or a code
 /// block that ends it after prose that does not call it an example. With
 /// the prose before them.
@@ -499,6 +430,7 @@ mod tests {
             (format!("The script uses functools.reduce. Let me read it.\n{call}"), read_a.clone()),
             (format!("In a REPL you'd type >>> open('a.txt').read(). Let me just read it.\n{call}"), read_a.clone()),
             (format!("Set retries to=3 later. Reading now.\n{call}"), read_a.clone()),
+            ("Set x to=1 first.<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{\"path\":\"a.txt\"}<|call|>".into(), read_a.clone()),
             // Call shapes: other keys for the name and the arguments.
             ("<tool_call>\n{\"tool\": \"read_file\", \"args\": {\"path\": \"a.txt\"}}\n</tool_call>".into(), read_a.clone()),
             ("<tool_call>\n{\"function\": \"read_file\", \"parameters\": {\"path\": \"a.txt\"}}\n</tool_call>".into(), read_a.clone()),
@@ -511,6 +443,32 @@ mod tests {
             ("<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}}\n</tool_call>".into(), read_a.clone()),
             ("<|start_header_id|>assistant<|end_header_id|>\n\n{\"name\": \"read_file\", \"parameters\": {\"path\": \"a.txt\"}}<|eot_id|>".into(), read_a.clone()),
             ("<seed:tool_call>\n<function=read_file>\n<parameter=path>a.txt</parameter>\n</function>\n</seed:tool_call><seed:eos>".into(), read_a.clone()),
+            // A sentence that says what the model does next is no example.
+            (format!("Let me see what a.txt looks like:\n{call}"), read_a.clone()),
+            (format!("To see what the file looks like, I'll read it now:\n{call}"), read_a.clone()),
+            (format!("Here's how I'll start:\n{call}"), read_a.clone()),
+            (format!("I'll look at a sample of the data:\n{call}"), read_a.clone()),
+            (format!("For example:\n{call}\nNow I'll actually read the file.\n{call}"), read_a.clone()),
+            // Examples, introduced in the ways models write them.
+            (format!("Tools are called with a JSON object. Here’s how you'd call it:\n\n{call}"), None),
+            (format!("Example usage:\n{call}"), None),
+            (format!("Syntax:\n{call}"), None),
+            (format!("To call it, you would write:\n{call}"), None),
+            (format!("A typical call:\n{call}"), None),
+            (format!("Here's an example of calling read_file. Note the JSON arguments:\n{call}"), None),
+            // The arguments wrapped, or beside the wrapper.
+            ("<tool_call>\n{\"function\": {\"name\": \"read_file\"}, \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>".into(), read_a.clone()),
+            // Closing markers inside strings and values, in dialects whose
+            // body starts with a name or a tag.
+            ("[TOOL_CALLS]read_file[ARGS]{\"path\": \"x </s> y\"}</s>".into(), Some(json!({"path": "x </s> y"}))),
+            ("<|channel|>commentary to=functions.read_file <|constrain|>json<|message|>{\"path\": \"x <|call|> y\"}<|call|>".into(), Some(json!({"path": "x <|call|> y"}))),
+            ("<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>x </tool_call> y</arg_value>\n</tool_call>".into(), Some(json!({"path": "x </tool_call> y"}))),
+            ("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>read_file<｜tool▁sep｜>{\"path\": \"x <｜tool▁call▁end｜> y|z\"}<｜tool▁call▁end｜><｜tool▁calls▁end｜>".into(), Some(json!({"path": "x <｜tool▁call▁end｜> y|z"}))),
+            ("<|tool_call_start|>[read_file(path='a 55\" TV </x>')]<|tool_call_end|>".into(), Some(json!({"path": "a 55\" TV </x>"}))),
+            // Malformed so that the block never closes outside its values:
+            // it ends at its first closing marker, as it did before.
+            ("<tool_call>\n<function=read_file>\n<parameter=path>\na.txt\n</function>\n</tool_call>".into(), read_a.clone()),
+            ("<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}\"\n</tool_call>".into(), None),
             // A closing marker inside an argument's value does not end the block.
             ("<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a</tool_call>b.txt\"}}\n</tool_call>".into(), Some(json!({"path": "a</tool_call>b.txt"}))),
             ("<tool_call>\n<function=read_file>\n<parameter=path>\nEnd each call with </tool_call>.\n</parameter>\n</function>\n</tool_call>".into(), Some(json!({"path": "End each call with </tool_call>."}))),
@@ -525,9 +483,12 @@ mod tests {
                         arguments,
                         "{text}"
                     );
-                    assert!(!reply.text.contains("<tool_call>"), "{text}: {reply:?}");
+                    // (An example before the call is shown as written.)
+                    if !text.contains("example") {
+                        assert!(!reply.text.contains("<tool_call>"), "{text}: {reply:?}");
+                    }
                 }
-                None => assert!(reply.calls.is_empty(), "{text}: {reply:?}"),
+                None => assert!(!reply.calls.iter().any(Result::is_ok), "{text}: {reply:?}"),
             }
             // The same, streamed a character at a time.
             let mut scanner = scan::Scanner::default();
@@ -551,6 +512,26 @@ mod tests {
         for text in cut {
             let reply = read_reply(text, false, &tools());
             assert!(!reply.calls.iter().any(Result::is_ok), "{text}: {reply:?}");
+        }
+        // The prose around a common word is shown whole.
+        let reply = read_reply(
+            &format!("Set retries to=3 later. Reading now.\n{call}"),
+            false,
+            &tools(),
+        );
+        assert_eq!(reply.text, "Set retries to=3 later. Reading now.");
+        // Ambiguous calls are refused in band, never run one way or another.
+        let refused = [
+            "<tool_call>\n{\"name\": \"read_file\", \"tool\": \"list_directory\", \"arguments\": {\"path\": \"a\"}}\n</tool_call>",
+            "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}, \"start_line\": 2}\n</tool_call>",
+            "<tool_call>\n{\"name\": \"read_file\", \"args\": {}, \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>",
+        ];
+        for text in refused {
+            let reply = read_reply(text, false, &tools());
+            assert!(
+                !reply.calls.is_empty() && reply.calls.iter().all(Result::is_err),
+                "{text}: {reply:?}"
+            );
         }
         // A name cut off after `>>>` is no call of any tool.
         let reply = read_reply(">>>read_fi", false, &tools());

@@ -93,38 +93,39 @@ fn next_opener(text: &str, from: usize, at_end: bool) -> Found<Opener> {
 }
 
 /// Where the body of an open block of calls is, byte by byte: a closing
-/// marker inside a JSON string (`"content": "end with </tool_call>"`) or
-/// inside an XML parameter's value does not end the block — the call
-/// would be read cut short, or with the wrong argument.
+/// marker inside a JSON (or pythonic) string (`"content": "end with
+/// </tool_call>"`) or inside an XML parameter's value does not end the
+/// block — the call would be read cut short, or with the wrong argument.
+/// A body that never closes this way (a value left open, a stray quote) is
+/// closed at its first closing marker when the reply ends
+/// ([`Scanner::finish`]).
 #[derive(Debug, Default, Clone, Copy)]
 struct BodyState {
-    /// What the body is, from its first byte that is not white space.
-    kind: BodyKind,
-    /// In a JSON string, and just after a backslash in one.
-    in_string: bool,
+    /// Brackets open outside strings and values: inside a JSON or pythonic
+    /// value, where strings are looked for.
+    depth: u32,
+    /// The quote of the string the body is in, and whether the byte before
+    /// was a backslash in it.
+    quote: Option<u8>,
     escaped: bool,
     /// XML values open (`<parameter=…>`, `<arg_value>` without their end).
     values_open: u32,
 }
 
-#[derive(Debug, Default, Clone, Copy, PartialEq)]
-enum BodyKind {
-    #[default]
-    Unknown,
-    Json,
-    Xml,
-    Other,
-}
-
 /// Tags that open and close an XML dialect's value, whose text may hold
 /// anything, a closing marker too.
-const VALUE_OPENS: &[&str] = &["<parameter=", "<parameter name=", "<arg_value>"];
-const VALUE_CLOSES: &[&str] = &["</parameter>", "</arg_value>"];
+const VALUE_OPENS: &[&str] = &[
+    "<parameter=",
+    "<parameter name=",
+    "<arg_value>",
+    "<｜DSML｜parameter ",
+];
+const VALUE_CLOSES: &[&str] = &["</parameter>", "</arg_value>", "</｜DSML｜parameter>"];
 
 impl BodyState {
     /// Whether a closing marker at this byte ends the block.
     fn outside_values(&self) -> bool {
-        !self.in_string && self.values_open == 0
+        self.quote.is_none() && self.values_open == 0
     }
 
     /// Takes in the byte at `i` of `text` (the body so far, from the block's
@@ -132,28 +133,17 @@ impl BodyState {
     /// tag and more text is needed to know.
     fn step(&mut self, text: &str, i: usize, at_end: bool) -> Result<(), ()> {
         let byte = text.as_bytes()[i];
-        if self.kind == BodyKind::Unknown {
-            self.kind = match byte {
-                b' ' | b'\n' | b'\r' | b'\t' => return Ok(()),
-                b'{' | b'[' => BodyKind::Json,
-                b'<' => BodyKind::Xml,
-                _ => BodyKind::Other,
-            };
-        }
-        match self.kind {
-            BodyKind::Json => {
-                if self.in_string {
-                    match (self.escaped, byte) {
-                        (true, _) => self.escaped = false,
-                        (false, b'\\') => self.escaped = true,
-                        (false, b'"') => self.in_string = false,
-                        _ => {}
-                    }
-                } else if byte == b'"' {
-                    self.in_string = true;
-                }
+        if let Some(quote) = self.quote {
+            match (self.escaped, byte) {
+                (true, _) => self.escaped = false,
+                (false, b'\\') => self.escaped = true,
+                (false, b) if b == quote => self.quote = None,
+                _ => {}
             }
-            BodyKind::Xml if byte == b'<' => {
+            return Ok(());
+        }
+        match byte {
+            b'<' => {
                 let rest = &text[i..];
                 let tag = |tags: &[&str]| tags.iter().any(|t| rest.starts_with(t));
                 let maybe = |tags: &[&str]| tags.iter().any(|t| t.starts_with(rest));
@@ -165,6 +155,10 @@ impl BodyState {
                     return Err(());
                 }
             }
+            _ if self.values_open > 0 => {}
+            b'{' | b'[' | b'(' => self.depth += 1,
+            b'}' | b']' | b')' => self.depth = self.depth.saturating_sub(1),
+            b'"' | b'\'' if self.depth > 0 => self.quote = Some(byte),
             _ => {}
         }
         Ok(())
@@ -234,6 +228,9 @@ pub struct Scanner {
     open: Option<Opener>,
     /// Where its body is, up to `searched`.
     body: BodyState,
+    /// How far the body of an open block of a common word has been
+    /// searched for a marker that would end it ([`Scanner::stronger_opener`]).
+    opener_searched: usize,
 }
 
 impl Scanner {
@@ -296,6 +293,20 @@ impl Scanner {
                     let mut state = self.body;
                     let found = next_closer(self.rest(), searched, marker, at_end, &mut state);
                     self.body = state;
+                    if marker.weak
+                        && let Some(at) = self.stronger_opener(&found, at_end)
+                    {
+                        // A common word (`functools`, `>>>`, ` to=`) with
+                        // a real marker after it opened nothing: it is text,
+                        // and the marker opens its block.
+                        let text = format!("{}{}", marker.open, self.take(at));
+                        out.push(Segment::Text(text));
+                        self.searched = 0;
+                        self.opener_searched = 0;
+                        self.open = None;
+                        self.body = BodyState::default();
+                        continue;
+                    }
                     match found {
                         Found::At(at, (len, kept)) => {
                             let body = self.take(at);
@@ -303,6 +314,7 @@ impl Scanner {
                                 self.start += len;
                             }
                             self.searched = 0;
+                            self.opener_searched = 0;
                             self.open = None;
                             self.body = BodyState::default();
                             close_block((dialect, marker), body, true, out);
@@ -324,6 +336,37 @@ impl Scanner {
         }
     }
 
+    /// In the body of an open block of a common word, where a marker that
+    /// is not one (a block of calls, reasoning) opens before the block's
+    /// end (`found`), if one does.
+    fn stronger_opener(&mut self, found: &Found<(usize, bool)>, at_end: bool) -> Option<usize> {
+        let (end, whole) = match found {
+            Found::At(at, _) => (*at, true),
+            Found::Maybe(at) => (*at, at_end),
+            Found::None => (self.rest().len(), at_end),
+        };
+        let body = &self.rest()[..end];
+        let mut from = self.opener_searched.min(end);
+        loop {
+            match next_opener(body, from, whole) {
+                Found::At(at, (_, marker)) => {
+                    if !marker.weak && !matches!(marker.role, Role::Drop | Role::EndThinking) {
+                        return Some(at);
+                    }
+                    from = at + marker.open.len();
+                }
+                Found::Maybe(at) => {
+                    self.opener_searched = at;
+                    return None;
+                }
+                Found::None => {
+                    self.opener_searched = end;
+                    return None;
+                }
+            }
+        }
+    }
+
     /// The segments left when the text ends: a held-back tail is text, an
     /// open block ends unclosed.
     pub fn finish(&mut self, out: &mut Vec<Segment>) {
@@ -331,6 +374,7 @@ impl Scanner {
         let rest = std::mem::take(&mut self.pending);
         self.start = 0;
         self.searched = 0;
+        self.opener_searched = 0;
         self.body = BodyState::default();
         match self.open.take() {
             None => {
@@ -338,7 +382,19 @@ impl Scanner {
                     out.push(Segment::Text(rest));
                 }
             }
-            Some(opener) => close_block(opener, rest, false, out),
+            Some(opener) => match first_closer(&rest, opener.1) {
+                // Never closed outside its strings and values (one left
+                // open, a stray quote): it ends at its first closing marker
+                // after all, and what follows is read again.
+                Some((at, len, kept)) if matches!(opener.1.role, Role::Calls) => {
+                    let after = if kept { at } else { at + len };
+                    close_block(opener, rest[..at].to_string(), true, out);
+                    let mut again = Scanner::default();
+                    again.feed(&rest[after..], out);
+                    again.finish(out);
+                }
+                _ => close_block(opener, rest, false, out),
+            },
         }
     }
 
@@ -359,6 +415,18 @@ impl Scanner {
             self.searched = 0;
         }
     }
+}
+
+/// The first of `marker`'s closers in `text`, anywhere: where, how long,
+/// and whether it is kept.
+fn first_closer(text: &str, marker: &Marker) -> Option<(usize, usize, bool)> {
+    marker
+        .close
+        .iter()
+        .map(|c| (*c, false))
+        .chain(marker.close_before.iter().map(|c| (*c, true)))
+        .filter_map(|(close, kept)| text.find(close).map(|at| (at, close.len(), kept)))
+        .min_by_key(|(at, _, _)| *at)
 }
 
 fn close_block((dialect, marker): Opener, body: String, closed: bool, out: &mut Vec<Segment>) {
