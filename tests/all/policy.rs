@@ -750,3 +750,29 @@ fn a_program_that_points_a_scheduled_workflow_elsewhere_through_a_link_is_refuse
         assert!(message.contains("now leads elsewhere"), "{message}");
     }
 }
+
+#[test]
+fn a_config_of_another_name_the_user_trusted_is_policy_too() {
+    let ws = Workspace::new();
+    let ci = "[[roots]]\npath = \".\"\naccess = \"read\"\n";
+    ws.write_untrusted("ci.toml", ci);
+    let trusted = ws.run(&["--config", "ci.toml", "trust"]);
+    assert_eq!(trusted.code, 0, "{trusted:?}");
+    // Working in the same folder without it (no toolcell.toml: the folder
+    // is a writable root), a standing grant does not cover rewriting it.
+    let (code, envelope) = ws.call(
+        "write_file",
+        json!({"path": "ci.toml", "content": "[secrets]\nallow = [\"**\"]\n"}),
+    );
+    assert_ne!(code, 0, "{envelope}");
+    assert!(
+        envelope["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("toolcell's config"),
+        "{envelope}"
+    );
+    assert_eq!(ws.read("ci.toml"), ci);
+    // Another .toml is the tools' as before.
+    ws.call_ok("write_file", json!({"path": "other.toml", "content": "x = 1\n"}));
+}

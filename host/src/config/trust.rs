@@ -362,6 +362,29 @@ mod tests {
     }
 
     #[test]
+    fn a_workflow_in_a_folder_too_crowded_to_keep_is_never_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path();
+        for i in 0..1_001 {
+            std::fs::create_dir_all(w.join(format!("flows/d{i}"))).unwrap();
+        }
+        std::fs::write(w.join("flows/job.rhai"), "\"ok\"").unwrap();
+        let text = "[[schedule]]\nname = \"job\"\ncron = \"0 3 * * *\"\nworkflow = \"flows/job.rhai\"\napprove = [\"write_file\"]\n";
+        let file = w.join("toolcell.toml");
+        std::fs::write(&file, text).unwrap();
+        let e = WorkspaceConfig::trust(&file).unwrap_err().to_string();
+        assert!(e.contains("too crowded") && e.contains("`job`"), "{e}");
+        let trust = TrustStore::in_data_dir(&w.join("data"));
+        let config = WorkspaceConfig::load_with_trust(&file, Some(&trust)).unwrap();
+        assert!(config.schedules[0].approve.is_empty());
+        assert!(
+            config.untrusted.iter().any(|l| l.contains("too crowded")),
+            "{:?}",
+            config.untrusted
+        );
+    }
+
+    #[test]
     fn trust_covers_what_runs_on_the_config_s_word() {
         let dir = tempfile::tempdir().unwrap();
         let w = dir.path();

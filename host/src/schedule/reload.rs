@@ -157,6 +157,39 @@ pub fn load(file: &Path, options: &DaemonOptions, running: &WorkspaceConfig) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fire_after_its_workflow_changed_runs_with_nothing_approved() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path();
+        std::fs::create_dir_all(w.join("flows/lib")).unwrap();
+        std::fs::write(w.join("flows/job.rhai"), "\"ok\"").unwrap();
+        std::fs::write(w.join("flows/lib/util.rhai"), "fn f() { 1 }").unwrap();
+        let file = w.join("toolcell.toml");
+        let text = "[[schedule]]\nname = \"job\"\ncron = \"0 3 * * *\"\nworkflow = \"flows/job.rhai\"\napprove = [\"write_file\"]\n";
+        std::fs::write(&file, text).unwrap();
+        let config = WorkspaceConfig::parse(&file, text).unwrap();
+        let loaded = run_stamps(&config);
+        let schedule = &config.schedules[0];
+        let (as_loaded, why) = as_loaded_or_narrowed(schedule, &config, &loaded);
+        assert_eq!(as_loaded.approve, ["write_file"]);
+        assert!(why.is_none());
+        // Same size, and its modification time set back: the change time
+        // still moves.
+        let module = w.join("flows/lib/util.rhai");
+        let modified = std::fs::metadata(&module).unwrap().modified().unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(&module, "fn f() { 2 }").unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(&module)
+            .unwrap()
+            .set_modified(modified)
+            .unwrap();
+        let (narrowed, why) = as_loaded_or_narrowed(schedule, &config, &loaded);
+        assert!(narrowed.approve.is_empty());
+        assert!(why.unwrap().contains("changed since the config was loaded"));
+    }
     use std::time::{Duration, SystemTime};
 
     fn at(seconds: u64, len: u64) -> Stamp {
