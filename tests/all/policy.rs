@@ -774,5 +774,35 @@ fn a_config_of_another_name_the_user_trusted_is_policy_too() {
     );
     assert_eq!(ws.read("ci.toml"), ci);
     // Another .toml is the tools' as before.
-    ws.call_ok("write_file", json!({"path": "other.toml", "content": "x = 1\n"}));
+    ws.call_ok(
+        "write_file",
+        json!({"path": "other.toml", "content": "x = 1\n"}),
+    );
+}
+
+#[test]
+fn a_config_never_trusted_inside_a_trusted_workspace_is_said_where_it_is_used() {
+    let ws = Workspace::new();
+    ws.write("toolcell.toml", "[secrets]\ndeny = [\"*.secret\"]\n");
+    // As a program that may write the workspace could leave one.
+    ws.write_untrusted("sub/toolcell.toml", "[[roots]]\npath = \".\"\n");
+    let in_sub = |args: &[&str]| {
+        let output = ws
+            .command(args)
+            .current_dir(ws.root.join("sub"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    let said = in_sub(&["tools", "list"]);
+    assert!(
+        said.contains("inside the workspace of") && said.contains("you never trusted it"),
+        "{said}"
+    );
+    // At the top it is not this folder's config: nothing to say.
+    let top = ws.run(&["tools", "list"]);
+    assert!(!top.stderr.contains("never trusted"), "{top:?}");
+    // Trusted on purpose, it is said no more.
+    in_sub(&["trust"]);
+    assert!(!in_sub(&["tools", "list"]).contains("never trusted"));
 }

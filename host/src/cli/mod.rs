@@ -404,6 +404,9 @@ fn dispatcher_over(
 /// Says which programs the config names but may not start, and how to
 /// let it.
 fn warn_untrusted(config: &WorkspaceConfig) {
+    for notice in &config.notices {
+        say!("warning: {notice}");
+    }
     if config.untrusted.is_empty() {
         return;
     }
