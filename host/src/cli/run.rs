@@ -103,7 +103,8 @@ pub fn run(config: &super::Chosen, args: RunArgs) -> Result<i32> {
                     // What the script prints is a block of its own.
                     super::print_err_block(text);
                 } else {
-                    say!("[{level}] {text}");
+                    // A log line is one line: what it quotes stays on it.
+                    say!("[{level}] {}", crate::util::text::for_terminal_line(text));
                 }
             }),
         };

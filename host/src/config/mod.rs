@@ -231,35 +231,11 @@ impl WorkspaceConfig {
                 let mut config = Self::load(&candidate)?;
                 config
                     .notices
-                    .extend(Self::nested_in_trusted(&candidate, dir));
+                    .extend(trust::nested_in_trusted(&candidate, dir));
                 return Ok(config);
             }
         }
         Self::default_for(cwd)
-    }
-
-    /// A warning when `found` (the config nearest the current folder, in
-    /// `dir`) was never trusted but lies inside the folder of a config above it
-    /// that was: the nearest config is the one used, so the rules of the one
-    /// above (secrets refused, approvals, read-only roots) do not hold here —
-    /// as a program that may write the workspace could arrange by writing one.
-    fn nested_in_trusted(found: &Path, dir: &Path) -> Option<String> {
-        let outer = dir
-            .ancestors()
-            .skip(1)
-            .map(|up| up.join(CONFIG_FILE))
-            .find(|file| file.is_file())?;
-        let store = TrustStore::for_user()?;
-        let key = |file: &Path| trust::trust_key(file).ok();
-        let (outer_key, found_key) = (key(&outer)?, key(found)?);
-        if !store.knows(&outer_key) || store.knows(&found_key) {
-            return None;
-        }
-        Some(format!(
-            "{} is used here, inside the workspace of {} (which you trusted), but you never trusted it: the rules of the one above (secrets refused, approvals, read-only roots) do not apply in this folder\n  fix: if you did not write it, remove it; if you did, run `toolcell trust` here",
-            crate::util::text::for_terminal_line(&found.display().to_string()),
-            crate::util::text::for_terminal_line(&outer.display().to_string())
-        ))
     }
 
     /// The config used when there is no file: `cwd` is the one root, writable.

@@ -7,6 +7,7 @@ use super::{Root, RootAccess, WorkspaceConfig, read_config};
 use crate::contain::SandboxSetting;
 use crate::policy::rules::RuleDecision;
 use crate::policy::trust::{self, TrustStore};
+use crate::util::locations::CONFIG_FILE;
 use anyhow::{Context, Result};
 use std::path::{Path, PathBuf};
 
@@ -314,6 +315,30 @@ fn run_file_state(file: &Path) -> String {
 /// untrusted config may send the conversation (and the files read in it).
 fn model_server_is_local(base_url: &str) -> bool {
     reqwest::Url::parse(base_url).is_ok_and(|url| crate::config::mcp_server::is_loopback(&url))
+}
+
+/// A warning when `found` (the config nearest the current folder, in
+/// `dir`) was never trusted but lies inside the folder of a config above it
+/// that was: the nearest config is the one used, so the rules of the one
+/// above (secrets refused, approvals, read-only roots) do not hold here —
+/// as a program that may write the workspace could arrange by writing one.
+pub fn nested_in_trusted(found: &Path, dir: &Path) -> Option<String> {
+    let outer = dir
+        .ancestors()
+        .skip(1)
+        .map(|up| up.join(CONFIG_FILE))
+        .find(|file| file.is_file())?;
+    let store = TrustStore::for_user()?;
+    let key = |file: &Path| trust_key(file).ok();
+    let (outer_key, found_key) = (key(&outer)?, key(found)?);
+    if !store.knows(&outer_key) || store.knows(&found_key) {
+        return None;
+    }
+    Some(format!(
+        "{} is used here, inside the workspace of {} (which you trusted), but you never trusted it: the rules of the one above (secrets refused, approvals, read-only roots) do not apply in this folder\n  fix: if you did not write it, remove it; if you did, run `toolcell trust` here",
+        crate::util::text::for_terminal_line(&found.display().to_string()),
+        crate::util::text::for_terminal_line(&outer.display().to_string())
+    ))
 }
 
 #[cfg(test)]

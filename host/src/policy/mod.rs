@@ -9,6 +9,8 @@
 //! file-changing built-in tool runs, that a call would change the policy
 //! (then only a person at a terminal can approve it, for that call).
 
+mod installed;
+mod nested;
 pub mod protected;
 pub mod record;
 pub mod rules;

@@ -61,7 +61,8 @@ impl PolicyFile {
                 found.display()
             ),
             PolicyFile::Holds { found: None } => format!(
-                "a folder of more than {MAX_HOLDS_SCAN} entries, too many to look through for a workspace's toolcell.toml or .toolcell/ inside it"
+                "a folder of more than {} entries, too many to look through for a workspace's toolcell.toml or .toolcell/ inside it",
+                super::nested::MAX_HOLDS_SCAN
             ),
         }
     }
@@ -149,6 +150,8 @@ impl PolicyFiles {
                     .filter(|file| !file.is_symlink()),
             )
             .chain(&self.private)
+            // Configs of other names the user trusted (`--config ci.toml`).
+            .chain(trusted_configs())
             .cloned()
             .collect();
         for (_, folder, _) in &self.workflows {
@@ -311,55 +314,25 @@ impl PolicyFiles {
         {
             return Some(found);
         }
-        nested_policy(path)
+        super::nested::nested_policy(path)
     }
 }
 
-/// Whether `path` is a config of another name the user trusted (one used
-/// with `--config ci.toml`): the trust record is read only for a `.toml`.
+/// Whether `path` is a config of any name the user trusted (one used with
+/// `--config ci.toml`).
 fn is_trusted_config(path: &Path) -> bool {
-    path.extension().is_some_and(|e| e == "toml")
-        && super::trust::TrustStore::for_user().is_some_and(|store| store.knows(path))
+    trusted_configs().iter().any(|config| config == path)
 }
 
-/// The most entries of a folder looked through for another workspace's
-/// policy before a move or removal of it: a large project's tree in well
-/// under a second; a larger folder is taken to hold one (asked of a
-/// person, as the policy is).
-const MAX_HOLDS_SCAN: usize = 200_000;
-
-/// Another workspace's policy inside the folder `path` (a `toolcell.toml`
-/// or a `.toolcell/` at any depth, links not followed): a move of the
-/// folder puts that config where toolcell will find it from elsewhere, a
-/// removal takes a workspace's rules away.
-fn nested_policy(path: &Path) -> Option<PolicyFile> {
-    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir()) {
-        return None;
-    }
-    let mut seen = 0usize;
-    let mut pending = vec![path.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > MAX_HOLDS_SCAN {
-                return Some(PolicyFile::Holds { found: None });
-            }
-            let name = entry.file_name();
-            if name == CONFIG_FILE || name == STATE_DIR {
-                let found = entry.path();
-                return Some(PolicyFile::Holds {
-                    found: Some(found.strip_prefix(path).unwrap_or(&found).to_path_buf()),
-                });
-            }
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                pending.push(entry.path());
-            }
-        }
-    }
-    None
+/// The configs the user trusted, as the trust record names them: read
+/// once a process, when a change is first judged.
+fn trusted_configs() -> &'static [PathBuf] {
+    static TRUSTED: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+    TRUSTED.get_or_init(|| {
+        super::trust::TrustStore::for_user()
+            .map(|store| store.configs())
+            .unwrap_or_default()
+    })
 }
 
 /// The largest policy file kept to be put back: far beyond any real config
@@ -386,6 +359,10 @@ pub struct PolicySnapshot {
     /// The links on the way to the scheduled workflows, and where each
     /// pointed: a link changed is put back.
     links: Vec<(PathBuf, PathBuf)>,
+    /// The workspace's installed tools (`.toolcell/tools`), each file and
+    /// folder as it was: where a program has no mounts of its own to keep
+    /// them read-only, one it planted is taken away again.
+    installed: (PathBuf, Vec<(PathBuf, super::installed::FileStamp)>),
 }
 
 impl PolicySnapshot {
@@ -449,11 +426,14 @@ impl PolicySnapshot {
             .chain(policy.programs.iter().map(|(file, _)| file.clone()))
             .filter_map(|path| std::fs::read_link(&path).ok().map(|to| (path, to)))
             .collect();
+        let tools = policy.state.join("tools");
+        let installed = (tools.clone(), super::installed::entries(&tools));
         Self {
             files,
             module_folders,
             leads,
             links,
+            installed,
         }
     }
 
@@ -461,6 +441,36 @@ impl PolicySnapshot {
     /// the files changed (with what became of putting them back), if any.
     pub fn undo_changes(mut self) -> Vec<String> {
         let mut changed = Vec::new();
+        let (tools, before) = &self.installed;
+        for (path, stamp) in super::installed::entries(tools) {
+            let known = before.iter().find(|(p, _)| *p == path);
+            match known {
+                Some((_, was)) if *was == stamp => {}
+                Some(_) => changed.push(format!(
+                    "{} (an installed tool changed, which toolcell cannot put back: remove it with `toolcell tools remove`)",
+                    path.display()
+                )),
+                // Gone already with the planted folder that held it.
+                None if !path.exists() && !path.is_symlink() => {}
+                None => {
+                    let removed = if path.is_dir() && !path.is_symlink() {
+                        std::fs::remove_dir_all(&path)
+                    } else {
+                        std::fs::remove_file(&path)
+                    };
+                    // A file in a tool's folder that was planted whole is
+                    // gone with its folder.
+                    if removed.is_ok() || !path.exists() {
+                        changed.push(format!("{} (a tool planted: removed)", path.display()));
+                    } else if let Err(e) = removed {
+                        changed.push(format!(
+                            "{} (a tool planted: could not be put back: {e})",
+                            path.display()
+                        ));
+                    }
+                }
+            }
+        }
         for (link, to) in &self.links {
             if std::fs::read_link(link).ok().as_ref() != Some(to) {
                 let undone = put_back_link(link, to).map(|()| "put back");
@@ -618,6 +628,25 @@ mod tests {
         assert_eq!(files.within(Path::new("/w/flows")), nightly);
         assert_eq!(files.within(Path::new("/w")), Some(PolicyFile::Config));
         assert_eq!(files.within(Path::new("/w/docs")), None);
+    }
+
+    #[test]
+    fn a_tool_planted_during_a_call_outside_the_cells_is_taken_away() {
+        let dir = tempfile::tempdir().unwrap();
+        let w = dir.path();
+        std::fs::create_dir_all(w.join(".toolcell/tools/kept")).unwrap();
+        std::fs::write(w.join(".toolcell/tools/kept/tool.toml"), "").unwrap();
+        let files = PolicyFiles::new(None, w, []);
+        let snapshot = PolicySnapshot::take(&files);
+        std::fs::create_dir_all(w.join(".toolcell/tools/planted")).unwrap();
+        std::fs::write(w.join(".toolcell/tools/planted/tool.toml"), "").unwrap();
+        let changed = snapshot.undo_changes().join("\n");
+        assert!(
+            changed.contains("planted (a tool planted: removed)"),
+            "{changed}"
+        );
+        assert!(!w.join(".toolcell/tools/planted").exists());
+        assert!(w.join(".toolcell/tools/kept/tool.toml").exists());
     }
 
     #[test]

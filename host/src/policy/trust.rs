@@ -54,6 +54,15 @@ impl TrustStore {
             .is_some_and(|f| f == fingerprint)
     }
 
+    /// Every config the user trusted (canonical paths).
+    pub fn configs(&self) -> Vec<std::path::PathBuf> {
+        self.record
+            .read::<Records>()
+            .into_keys()
+            .map(std::path::PathBuf::from)
+            .collect()
+    }
+
     /// Whether a config at `config` (canonical) was ever trusted, as it is
     /// now or not: a config of any name the user uses (`--config ci.toml`).
     pub fn knows(&self, config: &Path) -> bool {

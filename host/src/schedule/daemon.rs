@@ -389,12 +389,11 @@ impl<C: Clock> Daemon<C> {
 
     /// Starts a run of `name` for `fire`.
     fn start(&mut self, name: &str, fire: Fire) {
-        let (config, narrowed) =
-            reload::as_loaded_or_narrowed(&self.slots[name].config, &self.config, &self.run_stamps);
-        if let Some(why) = narrowed {
-            self.warn(name, why);
+        if let Some(why) = reload::changed_since_loaded(&self.config, &self.run_stamps) {
             self.config_watch.forget();
+            return self.warn(name, why);
         }
+        let config = self.slots[name].config.clone();
         let run = match self.store.start_scheduled_run(
             name,
             &config.workflow_display,

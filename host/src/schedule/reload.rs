@@ -5,7 +5,6 @@
 use super::DaemonOptions;
 use crate::call::dispatch::Dispatcher;
 use crate::config::WorkspaceConfig;
-use crate::config::schedule::ScheduleConfig;
 use crate::registry::Registry;
 use anyhow::Result;
 use std::path::Path;
@@ -76,21 +75,14 @@ pub fn run_stamps(config: &WorkspaceConfig) -> Vec<RunStamp> {
         .collect()
 }
 
-/// `schedule` as a fire may run it now: as loaded, or with nothing
-/// approved when the files that run on the config's word changed since
-/// `loaded` (the reload that judges them has not come yet) — with why.
-pub fn as_loaded_or_narrowed(
-    schedule: &ScheduleConfig,
-    config: &WorkspaceConfig,
-    loaded: &[RunStamp],
-) -> (ScheduleConfig, Option<String>) {
-    let mut schedule = schedule.clone();
-    if schedule.approve.is_empty() || run_stamps(config) == loaded {
-        return (schedule, None);
-    }
-    schedule.approve.clear();
-    let why = "a scheduled workflow, a module beside it or a server's script changed since the config was loaded: this run has no tool approved up front, until the config is loaded again (and trusted again, if it is to keep its approvals)";
-    (schedule, Some(why.to_string()))
+/// Why a fire may not run now, if so: the files that run on the config's
+/// word changed since `loaded`, and the reload that judges them (trusted
+/// again, or run without what only a trusted config may do) has not come
+/// yet. Until it has, nothing runs under the trust of the old files.
+pub fn changed_since_loaded(config: &WorkspaceConfig, loaded: &[RunStamp]) -> Option<String> {
+    (run_stamps(config) != loaded).then(|| {
+        "a scheduled workflow, a module beside it or a server's script changed since the config was loaded: this fire is skipped, and the config is loaded again (it keeps what only a trusted config may do once you run `toolcell trust`)".to_string()
+    })
 }
 
 /// When a config file polled now and then is to be loaded again: once it
@@ -159,7 +151,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_fire_after_its_workflow_changed_runs_with_nothing_approved() {
+    fn a_fire_after_its_workflow_changed_is_skipped_until_the_config_is_loaded_again() {
         let dir = tempfile::tempdir().unwrap();
         let w = dir.path();
         std::fs::create_dir_all(w.join("flows/lib")).unwrap();
@@ -170,10 +162,7 @@ mod tests {
         std::fs::write(&file, text).unwrap();
         let config = WorkspaceConfig::parse(&file, text).unwrap();
         let loaded = run_stamps(&config);
-        let schedule = &config.schedules[0];
-        let (as_loaded, why) = as_loaded_or_narrowed(schedule, &config, &loaded);
-        assert_eq!(as_loaded.approve, ["write_file"]);
-        assert!(why.is_none());
+        assert!(changed_since_loaded(&config, &loaded).is_none());
         // Same size, and its modification time set back: the change time
         // still moves.
         let module = w.join("flows/lib/util.rhai");
@@ -186,9 +175,8 @@ mod tests {
             .unwrap()
             .set_modified(modified)
             .unwrap();
-        let (narrowed, why) = as_loaded_or_narrowed(schedule, &config, &loaded);
-        assert!(narrowed.approve.is_empty());
-        assert!(why.unwrap().contains("changed since the config was loaded"));
+        let why = changed_since_loaded(&config, &loaded).unwrap();
+        assert!(why.contains("this fire is skipped"), "{why}");
     }
     use std::time::{Duration, SystemTime};
 

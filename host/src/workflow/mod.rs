@@ -64,7 +64,13 @@ impl std::fmt::Display for Failure {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Failure::Script(text) => f.write_str(text.trim_end()),
-            Failure::Failed(why) => write!(f, "error: the workflow failed: {why}"),
+            // The script's own words (it may quote a file or a model): on
+            // their line.
+            Failure::Failed(why) => write!(
+                f,
+                "error: the workflow failed: {}",
+                crate::util::text::for_terminal_line(why)
+            ),
             Failure::TimedOut { limit_s } => write!(
                 f,
                 "error: the workflow ran longer than its limit of {limit_s} s\n  fix: pass --timeout SECONDS or set timeout_s under [workflow]"

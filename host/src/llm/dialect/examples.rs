@@ -17,6 +17,8 @@ const EXAMPLE_CUES: &[&str] = &[
     "looks like this",
     "would look like",
     "like so",
+    "show you",
+    "demonstrate",
 ];
 
 /// Words that say so only in a sentence that ends with a colon, which
@@ -73,16 +75,35 @@ pub(super) fn introduced_as_example(before: &str) -> bool {
     let window = before[start..].to_lowercase().replace('’', "'");
     let (sentence, earlier) = last_sentences(&window);
     let says = |cues: &[&str], text: &str| cues.iter().any(|cue| text.contains(cue));
-    if says(DOING, sentence) {
-        return says(EXAMPLE_EVEN_WHEN_DOING, sentence);
-    }
-    if says(EXAMPLE_CUES, sentence) {
+    // Said outright, it is an example, whoever says what they do.
+    if says(EXAMPLE_CUES, sentence) || says(EXAMPLE_EVEN_WHEN_DOING, sentence) {
         return true;
     }
+    if says(DOING, sentence) || starts_doing(sentence) {
+        return false;
+    }
     // A sentence that introduces what follows: its own cue, or the one of
-    // the sentence before it ("Here is an example. Note the arguments:").
+    // the sentence before it in the same paragraph ("Here is an example.
+    // Note the arguments:").
     sentence.ends_with(':')
         && (says(EXAMPLE_CUES_BEFORE_COLON, sentence) || says(EXAMPLE_CUES, earlier))
+}
+
+/// Whether a sentence starts with what the model is doing ("Reading the
+/// usage notes:", "Checking the file format:") or ends with "now".
+fn starts_doing(sentence: &str) -> bool {
+    let words: Vec<&str> = sentence
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .collect();
+    let first = words.iter().find(|w| {
+        !matches!(
+            **w,
+            "ok" | "okay" | "so" | "now" | "anyway" | "first" | "next" | "then"
+        )
+    });
+    first.is_some_and(|w| w.len() > 4 && w.ends_with("ing") && *w != "following")
+        || words.last() == Some(&"now")
 }
 
 /// The last sentence of `text`, trimmed, and the one before it: sentences
@@ -105,5 +126,17 @@ fn last_sentences(text: &str) -> (&str, &str) {
         .copied()
         .find(|&at| at < last && !text[at..last].trim().is_empty())
         .unwrap_or(last);
-    (text[last..].trim(), text[before..last].trim())
+    // Not across a blank line: another paragraph says nothing of this one.
+    let earlier = text[before..last].trim();
+    let earlier = if text[before..last]
+        .trim_end_matches([' ', '\t'])
+        .ends_with("\n\n")
+        || text[before..last].trim().is_empty()
+        || text[before..last].contains("\n\n")
+    {
+        ""
+    } else {
+        earlier
+    };
+    (text[last..].trim(), earlier)
 }

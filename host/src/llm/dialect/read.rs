@@ -456,6 +456,19 @@ mod tests {
             (format!("To call it, you would write:\n{call}"), None),
             (format!("A typical call:\n{call}"), None),
             (format!("Here's an example of calling read_file. Note the JSON arguments:\n{call}"), None),
+            // Said outright, an example stays one, whoever shows it.
+            (format!("Let me show you an example:\n{call}"), None),
+            (format!("Now I can give an example of the call:\n{call}"), None),
+            (format!("Let me demonstrate the format:\n{call}"), None),
+            // Lead-ins that say what the model does are no examples.
+            (format!("Checking the file format:\n{call}"), read_a.clone()),
+            (format!("Reading the usage notes in a.txt:\n{call}"), read_a.clone()),
+            (format!("a.txt is an example config. Reading it now:\n{call}"), read_a.clone()),
+            (format!("For example, a.txt might hold notes.\n\nAnyway, reading it:\n{call}"), read_a.clone()),
+            // A real marker inside a string of a call after a common word.
+            ("functools[{\"name\": \"read_file\", \"arguments\": {\"path\": \"Use <tool_call> tags\"}}]".into(), Some(json!({"path": "Use <tool_call> tags"}))),
+            // Values between their own delimiters hold quotes of any kind.
+            ("<start_function_call>call:read_file{path:<escape>it's \" <end_function_call><escape>}<end_function_call>\nNext.".into(), Some(json!({"path": "it's \" <end_function_call>"}))),
             // The arguments wrapped, or beside the wrapper.
             ("<tool_call>\n{\"function\": {\"name\": \"read_file\"}, \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>".into(), read_a.clone()),
             // Closing markers inside strings and values, in dialects whose

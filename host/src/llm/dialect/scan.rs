@@ -110,6 +110,8 @@ struct BodyState {
     escaped: bool,
     /// XML values open (`<parameter=…>`, `<arg_value>` without their end).
     values_open: u32,
+    /// Inside a value between [`VALUE_QUOTES`].
+    in_quoted_value: bool,
 }
 
 /// Tags that open and close an XML dialect's value, whose text may hold
@@ -117,15 +119,24 @@ struct BodyState {
 const VALUE_OPENS: &[&str] = &[
     "<parameter=",
     "<parameter name=",
+    "<param name=",
     "<arg_value>",
     "<｜DSML｜parameter ",
 ];
-const VALUE_CLOSES: &[&str] = &["</parameter>", "</arg_value>", "</｜DSML｜parameter>"];
+const VALUE_CLOSES: &[&str] = &[
+    "</parameter>",
+    "</param>",
+    "</arg_value>",
+    "</｜DSML｜parameter>",
+];
+/// Tags written on both sides of a value (FunctionGemma's `<escape>`,
+/// Gemma 4's `<|"|>`): the first opens it, the next closes it.
+const VALUE_QUOTES: &[&str] = &["<escape>", "<|\"|>"];
 
 impl BodyState {
     /// Whether a closing marker at this byte ends the block.
     fn outside_values(&self) -> bool {
-        self.quote.is_none() && self.values_open == 0
+        self.quote.is_none() && self.values_open == 0 && !self.in_quoted_value
     }
 
     /// Takes in the byte at `i` of `text` (the body so far, from the block's
@@ -147,7 +158,14 @@ impl BodyState {
                 let rest = &text[i..];
                 let tag = |tags: &[&str]| tags.iter().any(|t| rest.starts_with(t));
                 let maybe = |tags: &[&str]| tags.iter().any(|t| t.starts_with(rest));
-                if tag(VALUE_OPENS) {
+                if tag(VALUE_QUOTES) {
+                    self.in_quoted_value = !self.in_quoted_value;
+                } else if !at_end && maybe(VALUE_QUOTES) {
+                    return Err(());
+                } else if self.in_quoted_value {
+                    // A value's text: no tag in it counts.
+                    return Ok(());
+                } else if tag(VALUE_OPENS) {
                     self.values_open += 1;
                 } else if tag(VALUE_CLOSES) {
                     self.values_open = self.values_open.saturating_sub(1);
@@ -155,7 +173,7 @@ impl BodyState {
                     return Err(());
                 }
             }
-            _ if self.values_open > 0 => {}
+            _ if self.values_open > 0 || self.in_quoted_value => {}
             b'{' | b'[' | b'(' => self.depth += 1,
             b'}' | b']' | b')' => self.depth = self.depth.saturating_sub(1),
             b'"' | b'\'' if self.depth > 0 => self.quote = Some(byte),
@@ -163,6 +181,16 @@ impl BodyState {
         }
         Ok(())
     }
+}
+
+/// Whether the end of `body` (a block's body so far) is outside its
+/// strings and values: a marker there is not text of an argument.
+fn outside_strings(body: &str) -> bool {
+    let mut state = BodyState::default();
+    for i in 0..body.len() {
+        let _ = state.step(body, i, true);
+    }
+    state.outside_values()
 }
 
 /// The next of `closers` in `text` from `from`: which one, and whether it
@@ -350,7 +378,10 @@ impl Scanner {
         loop {
             match next_opener(body, from, whole) {
                 Found::At(at, (_, marker)) => {
-                    if !marker.weak && !matches!(marker.role, Role::Drop | Role::EndThinking) {
+                    if !marker.weak
+                        && !matches!(marker.role, Role::Drop | Role::EndThinking)
+                        && outside_strings(&body[..at])
+                    {
                         return Some(at);
                     }
                     from = at + marker.open.len();
