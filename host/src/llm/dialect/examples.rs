@@ -74,6 +74,12 @@ pub(super) fn introduced_as_example(before: &str) -> bool {
     }
     let window = before[start..].to_lowercase().replace('’', "'");
     let (sentence, earlier) = last_sentences(&window);
+    // A Markdown heading introduces what follows as a colon does; bold
+    // and heading marks are no words (`**Usage:**`, `## Example`).
+    let heading = sentence.starts_with('#');
+    let sentence =
+        sentence.trim_matches(|c: char| matches!(c, '*' | '#' | '_' | '`') || c.is_whitespace());
+    let introduces = heading || sentence.ends_with(':');
     let says = |cues: &[&str], text: &str| cues.iter().any(|cue| text.contains(cue));
     // Said outright, it is an example, whoever says what they do.
     if says(EXAMPLE_CUES, sentence) || says(EXAMPLE_EVEN_WHEN_DOING, sentence) {
@@ -85,8 +91,7 @@ pub(super) fn introduced_as_example(before: &str) -> bool {
     // A sentence that introduces what follows: its own cue, or the one of
     // the sentence before it in the same paragraph ("Here is an example.
     // Note the arguments:").
-    sentence.ends_with(':')
-        && (says(EXAMPLE_CUES_BEFORE_COLON, sentence) || says(EXAMPLE_CUES, earlier))
+    introduces && (says(EXAMPLE_CUES_BEFORE_COLON, sentence) || says(EXAMPLE_CUES, earlier))
 }
 
 /// Whether a sentence starts with what the model is doing ("Reading the

@@ -460,6 +460,8 @@ mod tests {
             (format!("Let me show you an example:\n{call}"), None),
             (format!("Now I can give an example of the call:\n{call}"), None),
             (format!("Let me demonstrate the format:\n{call}"), None),
+            (format!("**Usage:**\n{call}"), None),
+            (format!("## Example\n\n{call}"), None),
             // Lead-ins that say what the model does are no examples.
             (format!("Checking the file format:\n{call}"), read_a.clone()),
             (format!("Reading the usage notes in a.txt:\n{call}"), read_a.clone()),
