@@ -181,6 +181,7 @@ fn value_run(text: &str, strict: bool) -> Result<Vec<RawCall>, String> {
     let mut rest = strip_fence(text.trim());
     while !rest.is_empty() {
         let (value, after) = first_value(rest)?;
+        given_once(&rest[..rest.len() - after.len()])?;
         calls.extend(calls_of(&value, strict)?);
         rest = after
             .trim_start()
@@ -198,6 +199,71 @@ fn value_run(text: &str, strict: bool) -> Result<Vec<RawCall>, String> {
         }
     }
     Ok(calls)
+}
+
+/// Refuses a JSON value that gives a key twice in one object (`"name"`,
+/// `"arguments"`, an argument): a parser keeps one of them, and the call
+/// run would not be the one written. Text that is not strict JSON (what
+/// the repair reads) is left to it.
+fn given_once(text: &str) -> Result<(), String> {
+    use serde::de::{Deserialize, Deserializer, Error, MapAccess, SeqAccess, Visitor};
+
+    struct Once;
+    struct Looking;
+    impl<'de> Visitor<'de> for Looking {
+        type Value = Once;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Once, A::Error> {
+            let mut seen = std::collections::HashSet::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if !seen.insert(key.clone()) {
+                    return Err(A::Error::custom(format!(
+                        "the key `{}` is given twice in one object",
+                        crate::util::text::shorten(&key, 40)
+                    )));
+                }
+                map.next_value::<Once>()?;
+            }
+            Ok(Once)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Once, A::Error> {
+            while seq.next_element::<Once>()?.is_some() {}
+            Ok(Once)
+        }
+        fn visit_bool<E>(self, _: bool) -> Result<Once, E> {
+            Ok(Once)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<Once, E> {
+            Ok(Once)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<Once, E> {
+            Ok(Once)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<Once, E> {
+            Ok(Once)
+        }
+        fn visit_str<E>(self, _: &str) -> Result<Once, E> {
+            Ok(Once)
+        }
+        fn visit_unit<E>(self) -> Result<Once, E> {
+            Ok(Once)
+        }
+    }
+    impl<'de> Deserialize<'de> for Once {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Once, D::Error> {
+            d.deserialize_any(Looking)
+        }
+    }
+    match serde_json::from_str::<Once>(text) {
+        Err(e) if e.to_string().contains("given twice") => {
+            let message = e.to_string();
+            let message = message.split(" at line ").next().unwrap_or(&message);
+            Err(message.to_string())
+        }
+        _ => Ok(()),
+    }
 }
 
 /// The inside of a Markdown code fence, if `text` is exactly one.
@@ -295,6 +361,8 @@ fn named_json(name: &str, arguments: &str) -> Result<Vec<RawCall>, String> {
     } else {
         first_value(arguments).map_err(|e| format!("the arguments of `{name}`: {e}"))?
     };
+    given_once(&arguments[..arguments.len() - rest.len()])
+        .map_err(|e| format!("the arguments of `{name}`: {e}"))?;
     if !rest.trim().is_empty() {
         return Err(format!("text follows the arguments of `{name}`"));
     }
@@ -461,7 +529,11 @@ pub fn deepseek(body: &str) -> Option<Result<Vec<RawCall>, String>> {
             (Value::Object(Map::new()), arguments.trim_start())
         } else {
             match first_value(arguments) {
-                Ok(found) => found,
+                Ok((value, after)) => match given_once(&arguments[..arguments.len() - after.len()])
+                {
+                    Ok(()) => (value, after),
+                    Err(e) => return Some(Err(format!("the arguments of `{name}`: {e}"))),
+                },
                 Err(e) => return Some(Err(format!("the arguments of `{name}`: {e}"))),
             }
         };

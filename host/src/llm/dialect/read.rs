@@ -537,6 +537,8 @@ mod tests {
         assert_eq!(reply.text, "Set retries to=3 later. Reading now.");
         // Ambiguous calls are refused in band, never run one way or another.
         let refused = [
+            "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}, \"name\": \"delete_path\"}\n</tool_call>",
+            "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\", \"path\": \"b\"}}\n</tool_call>",
             "<tool_call>\n{\"name\": \"read_file\", \"tool\": \"list_directory\", \"arguments\": {\"path\": \"a\"}}\n</tool_call>",
             "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}, \"start_line\": 2}\n</tool_call>",
             "<tool_call>\n{\"name\": \"read_file\", \"args\": {}, \"arguments\": {\"path\": \"a.txt\"}}\n</tool_call>",
