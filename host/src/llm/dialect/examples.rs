@@ -81,11 +81,18 @@ pub(super) fn introduced_as_example(before: &str) -> bool {
         sentence.trim_matches(|c: char| matches!(c, '*' | '#' | '_' | '`') || c.is_whitespace());
     let introduces = heading || sentence.ends_with(':');
     let says = |cues: &[&str], text: &str| cues.iter().any(|cue| text.contains(cue));
-    // Said outright, it is an example, whoever says what they do.
-    if says(EXAMPLE_CUES, sentence) || says(EXAMPLE_EVEN_WHEN_DOING, sentence) {
+    if says(EXAMPLE_EVEN_WHEN_DOING, sentence) {
         return true;
     }
-    if says(DOING, sentence) || starts_doing(sentence) {
+    // Said outright before what it introduces, it is an example, whoever
+    // says what they do ("Let me show you an example:"); a sentence of its
+    // own that says what the model does is not ("Let me find an example of
+    // the bug in a.txt.").
+    let doing = says(DOING, sentence) || starts_doing(sentence);
+    if says(EXAMPLE_CUES, sentence) {
+        return introduces || !doing;
+    }
+    if doing {
         return false;
     }
     // A sentence that introduces what follows: its own cue, or the one of

@@ -462,6 +462,8 @@ mod tests {
             (format!("Let me demonstrate the format:\n{call}"), None),
             (format!("**Usage:**\n{call}"), None),
             (format!("## Example\n\n{call}"), None),
+            (format!("Let me find an example of the bug in a.txt.\n{call}"), read_a.clone()),
+            ("<|tool_call>call:read_file{path:<|\"|>it's <tool_call|> x<|\"|>}<tool_call|>".into(), Some(json!({"path": "it's <tool_call|> x"}))),
             // Lead-ins that say what the model does are no examples.
             (format!("Checking the file format:\n{call}"), read_a.clone()),
             (format!("Reading the usage notes in a.txt:\n{call}"), read_a.clone()),

@@ -112,6 +112,8 @@ struct BodyState {
     values_open: u32,
     /// Inside a value between [`VALUE_QUOTES`].
     in_quoted_value: bool,
+    /// Bytes of a tag just read still to pass over (its `"` is no quote).
+    skip: usize,
 }
 
 /// Tags that open and close an XML dialect's value, whose text may hold
@@ -143,6 +145,10 @@ impl BodyState {
     /// start); `Err(())` when the bytes from `i` could still become a value
     /// tag and more text is needed to know.
     fn step(&mut self, text: &str, i: usize, at_end: bool) -> Result<(), ()> {
+        if self.skip > 0 {
+            self.skip -= 1;
+            return Ok(());
+        }
         let byte = text.as_bytes()[i];
         if let Some(quote) = self.quote {
             match (self.escaped, byte) {
@@ -156,19 +162,22 @@ impl BodyState {
         match byte {
             b'<' => {
                 let rest = &text[i..];
-                let tag = |tags: &[&str]| tags.iter().any(|t| rest.starts_with(t));
+                let tag =
+                    |tags: &[&str]| tags.iter().find(|t| rest.starts_with(**t)).map(|t| t.len());
                 let maybe = |tags: &[&str]| tags.iter().any(|t| t.starts_with(rest));
-                if tag(VALUE_QUOTES) {
+                if let Some(len) = tag(VALUE_QUOTES) {
                     self.in_quoted_value = !self.in_quoted_value;
+                    self.skip = len - 1;
                 } else if !at_end && maybe(VALUE_QUOTES) {
                     return Err(());
                 } else if self.in_quoted_value {
                     // A value's text: no tag in it counts.
                     return Ok(());
-                } else if tag(VALUE_OPENS) {
+                } else if tag(VALUE_OPENS).is_some() {
                     self.values_open += 1;
-                } else if tag(VALUE_CLOSES) {
+                } else if let Some(len) = tag(VALUE_CLOSES) {
                     self.values_open = self.values_open.saturating_sub(1);
+                    self.skip = len - 1;
                 } else if !at_end && (maybe(VALUE_OPENS) || maybe(VALUE_CLOSES)) {
                     return Err(());
                 }
