@@ -430,13 +430,27 @@ pub fn python_tag(body: &str) -> Option<Result<Vec<RawCall>, String>> {
 
 /// Kimi K2: `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{…}<|tool_call_end|>`, repeated.
 pub fn kimi(body: &str) -> Option<Result<Vec<RawCall>, String>> {
+    const BEGIN: &str = "<|tool_call_begin|>";
+    const ARGUMENTS: &str = "<|tool_call_argument_begin|>";
+    const END: &str = "<|tool_call_end|>";
     let mut calls = Vec::new();
-    for part in body.split("<|tool_call_begin|>") {
-        let part = part.split("<|tool_call_end|>").next().unwrap_or("").trim();
-        if part.is_empty() {
-            continue;
-        }
-        let Some((head, args)) = part.split_once("<|tool_call_argument_begin|>") else {
+    let mut rest = body.trim_start();
+    // The body of one `<|tool_call_begin|>` block: that call alone.
+    let one = !rest.starts_with(BEGIN);
+    // Each call read in order: its name, its arguments as one JSON value
+    // (a token inside one of its strings is text), then its end.
+    while !rest.is_empty() {
+        let call = match rest.strip_prefix(BEGIN) {
+            Some(call) => call,
+            None if one && calls.is_empty() => rest,
+            None => {
+                return Some(Err(format!(
+                    "text where a Kimi call was expected: `{}`",
+                    crate::util::text::shorten(rest, 40)
+                )));
+            }
+        };
+        let Some((head, arguments)) = call.split_once(ARGUMENTS) else {
             return Some(Err(
                 "a Kimi call is the name, <|tool_call_argument_begin|> and the JSON arguments"
                     .into(),
@@ -448,10 +462,30 @@ pub fn kimi(body: &str) -> Option<Result<Vec<RawCall>, String>> {
             Some((name, index)) if index.chars().all(|c| c.is_ascii_digit()) => name,
             _ => head,
         };
-        match named_json(name, args) {
+        let arguments = arguments.trim_start();
+        let end = if arguments.is_empty() || arguments.starts_with(END) {
+            0
+        } else {
+            match first_value(arguments) {
+                Ok((_, after)) => arguments.len() - after.len(),
+                Err(e) => return Some(Err(format!("the arguments of `{name}`: {e}"))),
+            }
+        };
+        match named_json(name, &arguments[..end]) {
             Ok(found) => calls.extend(found),
             Err(e) => return Some(Err(e)),
         }
+        let after = arguments[end..].trim_start();
+        rest = match after.strip_prefix(END) {
+            Some(after) => after.trim_start(),
+            // The last call's end may be the block's own closing marker.
+            None if after.is_empty() => after,
+            None => {
+                return Some(Err(format!(
+                    "text follows the arguments of `{name}` before its {END}"
+                )));
+            }
+        };
     }
     Some(Ok(calls))
 }

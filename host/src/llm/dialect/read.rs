@@ -464,6 +464,7 @@ mod tests {
             (format!("## Example\n\n{call}"), None),
             (format!("Let me find an example of the bug in a.txt.\n{call}"), read_a.clone()),
             ("<|tool_call>call:read_file{path:<|\"|>it's <tool_call|> x<|\"|>}<tool_call|>".into(), Some(json!({"path": "it's <tool_call|> x"}))),
+            ("<|tool_calls_section_begin|><|tool_call_begin|>functions.read_file:0<|tool_call_argument_begin|>{\"path\": \"x <|tool_call_end|> y\"}<|tool_call_end|><|tool_calls_section_end|>".into(), Some(json!({"path": "x <|tool_call_end|> y"}))),
             // Lead-ins that say what the model does are no examples.
             (format!("Checking the file format:\n{call}"), read_a.clone()),
             (format!("Reading the usage notes in a.txt:\n{call}"), read_a.clone()),
