@@ -430,64 +430,119 @@ pub fn python_tag(body: &str) -> Option<Result<Vec<RawCall>, String>> {
 
 /// Kimi K2: `<|tool_call_begin|>functions.name:0<|tool_call_argument_begin|>{…}<|tool_call_end|>`, repeated.
 pub fn kimi(body: &str) -> Option<Result<Vec<RawCall>, String>> {
-    const BEGIN: &str = "<|tool_call_begin|>";
-    const ARGUMENTS: &str = "<|tool_call_argument_begin|>";
-    const END: &str = "<|tool_call_end|>";
-    let mut calls = Vec::new();
-    let mut rest = body.trim_start();
-    // The body of one `<|tool_call_begin|>` block: that call alone.
-    let one = !rest.starts_with(BEGIN);
-    // Each call read in order: its name, its arguments as one JSON value
-    // (a token inside one of its strings is text), then its end.
-    while !rest.is_empty() {
-        let call = match rest.strip_prefix(BEGIN) {
-            Some(call) => call,
-            None if one && calls.is_empty() => rest,
-            None => {
-                return Some(Err(format!(
-                    "text where a Kimi call was expected: `{}`",
-                    crate::util::text::shorten(rest, 40)
-                )));
-            }
-        };
-        let Some((head, arguments)) = call.split_once(ARGUMENTS) else {
-            return Some(Err(
-                "a Kimi call is the name, <|tool_call_argument_begin|> and the JSON arguments"
-                    .into(),
-            ));
-        };
+    let marks = Marks {
+        dialect: "Kimi",
+        begin: "<|tool_call_begin|>",
+        sep: "<|tool_call_argument_begin|>",
+        end: "<|tool_call_end|>",
+        // The calls' section has its own closing marker: a body read here
+        // was closed, and its last call's end may be that marker.
+        end_required: false,
+    };
+    let calls = marks.calls(body, |head, after| {
         let head = head.trim();
         let head = head.strip_prefix("functions.").unwrap_or(head);
         let name = match head.rsplit_once(':') {
             Some((name, index)) if index.chars().all(|c| c.is_ascii_digit()) => name,
             _ => head,
         };
-        let arguments = arguments.trim_start();
-        let end = if arguments.is_empty() || arguments.starts_with(END) {
-            0
-        } else {
-            match first_value(arguments) {
-                Ok((_, after)) => arguments.len() - after.len(),
-                Err(e) => return Some(Err(format!("the arguments of `{name}`: {e}"))),
+        (name, after)
+    });
+    Some(calls)
+}
+
+/// The markers of a dialect whose calls are marked one by one (DeepSeek,
+/// Kimi): `begin`, a head naming the tool, `sep`, the arguments as one
+/// JSON value, `end`, repeated.
+struct Marks {
+    dialect: &'static str,
+    begin: &'static str,
+    sep: &'static str,
+    end: &'static str,
+    /// Every call must end with `end`, the last too (the calls' own closing
+    /// marker may be dropped by the server, so a call without its end may
+    /// have been cut off); else only where text follows it.
+    end_required: bool,
+}
+
+impl Marks {
+    /// Each call read in order: its head and what follows `sep` are made
+    /// into its name and arguments by `named`; the arguments are one JSON
+    /// value (a marker inside one of its strings is text), in a Markdown
+    /// fence or not; then its end. A body without `begin` is that of one
+    /// call's own block, whose closing marker was its end.
+    fn calls<'a>(
+        &self,
+        body: &'a str,
+        named: impl Fn(&'a str, &'a str) -> (&'a str, &'a str),
+    ) -> Result<Vec<RawCall>, String> {
+        let mut calls = Vec::new();
+        let mut rest = body.trim_start();
+        let one = !rest.starts_with(self.begin);
+        while !rest.is_empty() {
+            let call = match rest.strip_prefix(self.begin) {
+                Some(call) => call,
+                None if one && calls.is_empty() => rest,
+                // Between calls only white space.
+                None => {
+                    return Err(format!(
+                        "text where a {} call was expected: `{}`",
+                        self.dialect,
+                        crate::util::text::shorten(rest, 40)
+                    ));
+                }
+            };
+            let Some((head, after)) = call.split_once(self.sep) else {
+                return Err(format!(
+                    "a {} call is its name, {} and the JSON arguments",
+                    self.dialect, self.sep
+                ));
+            };
+            let (name, arguments) = named(head, after);
+            let name = tool_name(name.trim())?;
+            let arguments = arguments.trim_start();
+            let (fenced, arguments) = match arguments.strip_prefix("```") {
+                Some(inside) => (
+                    true,
+                    inside.trim_start_matches(|c: char| c.is_ascii_alphanumeric()),
+                ),
+                None => (false, arguments),
+            };
+            let length =
+                if arguments.trim().is_empty() || arguments.trim_start().starts_with(self.end) {
+                    0
+                } else {
+                    let (_, after) = first_value(arguments)
+                        .map_err(|e| format!("the arguments of `{name}`: {e}"))?;
+                    arguments.len() - after.len()
+                };
+            calls.extend(named_json(name, &arguments[..length])?);
+            let mut after = arguments[length..].trim_start();
+            if fenced {
+                after = after.strip_prefix("```").unwrap_or(after).trim_start();
             }
-        };
-        match named_json(name, &arguments[..end]) {
-            Ok(found) => calls.extend(found),
-            Err(e) => return Some(Err(e)),
+            rest = match after.strip_prefix(self.end) {
+                Some(after) => after.trim_start(),
+                None if after.is_empty() && (one || !self.end_required) => after,
+                // A call that was begun ends with its own marker: without
+                // it (the reply ended first) it was cut off, whatever its
+                // arguments look like.
+                None if after.is_empty() => {
+                    return Err(format!(
+                        "the call was cut off before its {}, so it was not run",
+                        self.end
+                    ));
+                }
+                None => {
+                    return Err(format!(
+                        "text follows the arguments of `{name}` before its {}",
+                        self.end
+                    ));
+                }
+            };
         }
-        let after = arguments[end..].trim_start();
-        rest = match after.strip_prefix(END) {
-            Some(after) => after.trim_start(),
-            // The last call's end may be the block's own closing marker.
-            None if after.is_empty() => after,
-            None => {
-                return Some(Err(format!(
-                    "text follows the arguments of `{name}` before its {END}"
-                )));
-            }
-        };
+        Ok(calls)
     }
-    Some(Ok(calls))
 }
 
 /// DeepSeek's special tokens, as the tokenizer writes them and as they
@@ -515,90 +570,24 @@ fn deepseek_tokens(body: &str) -> String {
 
 /// DeepSeek R1 / V3: `<｜tool▁call▁begin｜>function<｜tool▁sep｜>name\n```json\n{…}\n```<｜tool▁call▁end｜>`;
 /// V3.1: `<｜tool▁call▁begin｜>name<｜tool▁sep｜>{…}<｜tool▁call▁end｜>`.
-/// Each call is read in order: its name, its arguments as one JSON value
-/// (a token inside one of its strings is text), then its end.
 pub fn deepseek(body: &str) -> Option<Result<Vec<RawCall>, String>> {
-    const BEGIN: &str = "<｜tool▁call▁begin｜>";
-    const SEP: &str = "<｜tool▁sep｜>";
-    const END: &str = "<｜tool▁call▁end｜>";
+    let marks = Marks {
+        dialect: "DeepSeek",
+        begin: "<｜tool▁call▁begin｜>",
+        sep: "<｜tool▁sep｜>",
+        end: "<｜tool▁call▁end｜>",
+        // The calls' closing marker may be a stop token the server drops.
+        end_required: true,
+    };
     let body = deepseek_tokens(body);
-    let mut calls = Vec::new();
-    let mut rest = body.trim_start();
-    // The body of one `<｜tool▁call▁begin｜>` block: that call alone, its
-    // end the block's closing marker.
-    let one = !rest.starts_with(BEGIN);
-    while !rest.is_empty() {
-        let call = match rest.strip_prefix(BEGIN) {
-            Some(call) => call,
-            None if one && calls.is_empty() => rest,
-            // Between calls only white space.
-            None => {
-                return Some(Err(format!(
-                    "text where a DeepSeek call was expected: `{}`",
-                    crate::util::text::shorten(rest, 40)
-                )));
-            }
-        };
-        let Some((head, after)) = call.split_once(SEP) else {
-            return Some(Err("a DeepSeek call has no <｜tool▁sep｜>".into()));
-        };
-        let (name, arguments) = if head.trim() == "function" {
+    let calls = marks.calls(&body, |head, after| {
+        if head.trim() == "function" {
             after.split_once('\n').unwrap_or((after, ""))
         } else {
             (head, after)
-        };
-        let name = match tool_name(name.trim()) {
-            Ok(name) => name,
-            Err(e) => return Some(Err(e)),
-        };
-        let arguments = arguments.trim_start();
-        let (fenced, arguments) = match arguments.strip_prefix("```") {
-            Some(fenced) => (
-                true,
-                fenced.trim_start_matches(|c: char| c.is_ascii_alphanumeric()),
-            ),
-            None => (false, arguments),
-        };
-        let (value, after) = if arguments.trim_start().starts_with(END) {
-            (Value::Object(Map::new()), arguments.trim_start())
-        } else {
-            match first_value(arguments) {
-                Ok((value, after)) => match given_once(&arguments[..arguments.len() - after.len()])
-                {
-                    Ok(()) => (value, after),
-                    Err(e) => return Some(Err(format!("the arguments of `{name}`: {e}"))),
-                },
-                Err(e) => return Some(Err(format!("the arguments of `{name}`: {e}"))),
-            }
-        };
-        let mut after = after.trim_start();
-        if fenced {
-            after = after.strip_prefix("```").unwrap_or(after).trim_start();
         }
-        // A call that was begun ends with its own marker: without it (the
-        // reply ended first, as the calls' closing marker may) it was cut
-        // off, whatever its arguments look like.
-        let after = match after.strip_prefix(END) {
-            Some(after) => after,
-            None if one && after.is_empty() => after,
-            None => {
-                return Some(Err(
-                    "the call was cut off before its <｜tool▁call▁end｜>, so it was not run".into(),
-                ));
-            }
-        };
-        if !value.is_object() {
-            return Some(Err(format!(
-                "the arguments of `{name}` are not a JSON object"
-            )));
-        }
-        calls.push(RawCall {
-            name: name.to_string(),
-            arguments: RawArguments::Json(value),
-        });
-        rest = after.trim_start();
-    }
-    Some(Ok(calls))
+    });
+    Some(calls)
 }
 
 /// GPT-OSS harmony, after `to=functions.`: `name <|constrain|>json<|message|>{…}`
